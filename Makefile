@@ -1,0 +1,37 @@
+# pyhccl: one-command set-up, build, demo and tests (see README.md).
+#   make demo   build if needed, then run the gradient-aggregation example on 4 ranks
+#   make test   build if needed, then run the whole test suite at 1, 2 and 4 ranks
+PYTHON3 ?= python3
+VENV    := .venv
+PY      := $(VENV)/bin/python
+MPIEXEC := $(VENV)/bin/mpiexec
+RANKS   ?= 1 2 4
+PYTEST_ARGS ?=
+
+.PHONY: all build demo test test-c clean
+all: build
+
+$(VENV)/.installed: requirements-dev.txt
+	$(PYTHON3) -m venv $(VENV)
+	$(VENV)/bin/pip install -q -r requirements-dev.txt
+	touch $@
+
+build: $(VENV)/.installed
+	$(PY) setup.py -q build_ext --inplace
+
+demo: build
+	$(MPIEXEC) -n 4 $(PY) examples/allreduce.py
+
+examples/allreduce_c: examples/allreduce.c build
+	$(VENV)/bin/mpicc -O2 -Iinclude $< -o $@ -Lpyhccl/lib -lhccl -lascendcl -Wl,-rpath,'$$ORIGIN/../pyhccl/lib'
+
+# The C example under MPI, then pytest at each rank count (a failing rank aborts the job).
+test: build examples/allreduce_c
+	$(MPIEXEC) -n 4 examples/allreduce_c
+	for n in $(RANKS); do \
+	  echo "=== pytest on $$n rank(s) ==="; \
+	  $(MPIEXEC) -n $$n $(PY) -m pytest -q $(PYTEST_ARGS) || exit 1; \
+	done
+
+clean:
+	rm -rf build pyhccl/lib pyhccl/include pyhccl/_core.c pyhccl/_core*.so examples/allreduce_c
