@@ -23,14 +23,14 @@ demo: build
 	$(MPIEXEC) -n 4 $(PY) examples/allreduce.py
 
 examples/allreduce_c: examples/allreduce.c build
-	$(VENV)/bin/mpicc -O2 -Iinclude $< -o $@ -Lpyhccl/lib -lhccl -lascendcl -Wl,-rpath,'$$ORIGIN/../pyhccl/lib'
+	$(VENV)/bin/mpicc -O2 -Iinclude $< -o $@ -Lpyhccl/lib -lhccl -lascendcl -lm -Wl,-rpath,'$$ORIGIN/../pyhccl/lib'
 
 # The C example under MPI, then pytest at each rank count (a failing rank aborts the job).
 test: build examples/allreduce_c
-	$(MPIEXEC) -n 4 examples/allreduce_c
+	timeout 120 $(MPIEXEC) -n 4 examples/allreduce_c
 	for n in $(RANKS); do \
 	  echo "=== pytest on $$n rank(s) ==="; \
-	  $(MPIEXEC) -n $$n $(PY) -m pytest -q $(PYTEST_ARGS) || exit 1; \
+	  timeout 1200 $(MPIEXEC) -n $$n $(PY) -m pytest -q $(PYTEST_ARGS) || exit 1; \
 	done
 
 clean:
