@@ -52,6 +52,18 @@ HcclResult bootstrap_allgather(Bootstrap *bs, const void *mine, size_t bytes, vo
 // Leaves the rendezvous and frees the handle (nullptr is fine).
 void bootstrap_close(Bootstrap *bs);
 
+// Drops the connection without saying goodbye, as if the process had died:
+// the other ranks' pending and next bootstrap calls fail fast (E_REMOTE). For
+// aborting a communicator and for tests. Frees the handle (nullptr is fine).
+void bootstrap_abort(Bootstrap *bs);
+// bootstrap_connect with `api` (e.g. "HcclCommInitRootInfoConfig") instead of
+// "HcclCommInitRootInfo" as the prefix of error messages, here and later.
+HcclResult bootstrap_connect(const RootInfoView &root, uint32_t nranks, uint32_t rank,
+                             Bootstrap **out, const char *api);
+// Names the API that prefixes this handle's error messages (copied; default
+// "HcclCommInitRootInfo"), e.g. "HcclCommInitRootInfoConfig".
+void bootstrap_set_api(Bootstrap *bs, const char *api);
+
 // Seconds from HCCL_CONNECT_TIMEOUT / HCCL_EXEC_TIMEOUT (integers > 0;
 // defaults 120 and 1836; an invalid value keeps the default and warns once).
 int connect_timeout_s();

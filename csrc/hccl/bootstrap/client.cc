@@ -1,0 +1,302 @@
+// A rank's side of the bootstrap: dial the root, present the job secret, wait
+// for everyone, then allgather rounds. Every wait is bounded by
+// HCCL_CONNECT_TIMEOUT; a failure is sticky because the stream is out of step.
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "hccl/bootstrap/bootstrap.h"
+#include "hccl/bootstrap/wire.h"
+#include "runtime/hostrt.h"
+
+namespace hccl {
+
+using bsnet::Clock;
+using bsnet::Io;
+
+class Bootstrap {
+ public:
+  int fd = -1;
+  uint32_t nranks = 0;
+  uint32_t rank = 0;
+  std::string where;  // root "host:port"
+  std::string api = "HcclCommInitRootInfo";
+  HcclResult failed = HCCL_SUCCESS;  // sticky first failure
+  std::string fail_msg;
+
+  ~Bootstrap() { bsnet::close_fd(fd); }
+
+  // Records and reports a failure; every later call returns it again.
+  HcclResult fail(HcclResult code, const std::string &msg) {
+    failed = code;
+    fail_msg = api + ": " + msg;
+    hostrt::set_error("%s", fail_msg.c_str());
+    return code;
+  }
+};
+
+namespace {
+
+// Waits up to `grace` past the deadline for the server's verdict: the server
+// keeps the authoritative join clock and names the missing ranks.
+constexpr auto kVerdictGrace = std::chrono::milliseconds(500);
+
+HcclResult decode_error(const std::vector<uint8_t> &p, std::string *msg) {
+  uint32_t code_be = 0;
+  if (p.size() >= 4) std::memcpy(&code_be, p.data(), 4);
+  uint32_t code = ntohl(code_be);
+  *msg = p.size() > 4 ? std::string(p.begin() + 4, p.end()) : "the root reported an unspecified failure";
+  return code == 0 ? HCCL_E_INTERNAL : static_cast<HcclResult>(code);
+}
+
+// Reads one frame; *payload receives it unless type is kResult, which is left
+// for the caller to read into its own buffer. Unknown tags read as kError-less
+// protocol failures (returns kError with *err = EPROTO).
+Io read_frame(int fd, Clock::time_point deadline, uint32_t *type, uint64_t *len,
+              std::vector<uint8_t> *payload, int *err) {
+  uint8_t hdr[bsnet::kHeaderBytes];
+  Io io = bsnet::recv_all(fd, hdr, sizeof(hdr), deadline, err);
+  if (io != Io::kOk) return io;
+  if (!bsnet::decode_header(hdr, type, len) || (*type != bsnet::kResult && *len > bsnet::kMaxErrorText + 4)) {
+    *err = EPROTO;
+    return Io::kError;
+  }
+  if (*type == bsnet::kResult) return Io::kOk;
+  payload->resize(*len);
+  return bsnet::recv_all(fd, payload->data(), *len, deadline, err);
+}
+
+std::string io_text(Io io, int err) {
+  if (io == Io::kClosed) return err ? bsnet::errno_text(err) : "connection closed";
+  if (err == EPROTO) return "garbled message";
+  return bsnet::errno_text(err);
+}
+
+// Dials host:port until it accepts or the deadline passes. Returns the fd, or
+// -1 with *last_err set to the last reason.
+int dial(const sockaddr_in &sa, Clock::time_point deadline, int *last_err) {
+  auto backoff = std::chrono::milliseconds(10);
+  for (;;) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+      *last_err = errno;
+    } else {
+      int rc = ::connect(fd, reinterpret_cast<const sockaddr *>(&sa), sizeof(sa));
+      int e = rc == 0 ? 0 : errno;
+      if (e == EINPROGRESS || e == EINTR) {
+        // Connection in flight: wait for it, but not past the deadline.
+        for (;;) {
+          struct pollfd p = {fd, POLLOUT, 0};
+          int n = ::poll(&p, 1, bsnet::poll_ms(deadline));
+          if ((n < 0 && errno == EINTR) || (n == 0 && Clock::now() < deadline)) continue;
+          if (n <= 0) {
+            e = n == 0 ? ETIMEDOUT : errno;
+            break;
+          }
+          socklen_t len = sizeof(e);
+          if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0) e = errno;
+          break;
+        }
+      }
+      if (e == 0) return fd;
+      *last_err = e;
+      bsnet::close_fd(fd);
+    }
+    // The root may not be listening yet (or is busy): back off and retry.
+    auto left = deadline - Clock::now();
+    if (left <= Clock::duration::zero()) return -1;
+    std::this_thread::sleep_for(std::min<Clock::duration>(backoff, left));
+    backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
+  }
+}
+
+HcclResult connect_impl(const RootInfoView &root, uint32_t nranks, uint32_t rank, Bootstrap **out,
+                        const char *api) {
+  if (api == nullptr) api = "HcclCommInitRootInfo";
+  if (out == nullptr) {
+    hostrt::set_error("%s: comm is a null pointer", api);
+    return HCCL_E_PTR;
+  }
+  *out = nullptr;
+  if (nranks == 0 || nranks > bsnet::kMaxRanks) {
+    hostrt::set_error("%s: nRanks (%u) must be 1 to %u", api, nranks, bsnet::kMaxRanks);
+    return HCCL_E_PARA;
+  }
+  if (rank >= nranks) {
+    hostrt::set_error("%s: rank (%u) is out of range for nRanks %u", api, rank, nranks);
+    return HCCL_E_PARA;
+  }
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(root.port);
+  if (std::memchr(root.host, '\0', sizeof(root.host)) == nullptr || ::inet_pton(AF_INET, root.host, &sa.sin_addr) != 1 ||
+      root.port == 0) {
+    hostrt::set_error("%s: rootInfo holds no valid root address (corrupted?)", api);
+    return HCCL_E_PARA;
+  }
+  Bootstrap *bs;
+  try {
+    bs = new Bootstrap;
+    bs->api = api;
+    bs->where = std::string(root.host) + ":" + std::to_string(root.port);
+  } catch (const std::bad_alloc &) {
+    hostrt::set_error("%s: out of memory", api);
+    return HCCL_E_MEMORY;
+  }
+  bs->nranks = nranks;
+  bs->rank = rank;
+  int timeout = connect_timeout_s();
+  Clock::time_point deadline = Clock::now() + std::chrono::seconds(timeout);
+  HcclResult r = HCCL_SUCCESS;
+  int err = 0;
+  bs->fd = dial(sa, deadline, &err);
+  if (bs->fd < 0) {
+    std::string why = bsnet::errno_text(err);
+    r = bs->fail(err == ECONNREFUSED ? HCCL_E_TCP_CONNECT : HCCL_E_TIMEOUT,
+                 "rank " + std::to_string(rank) + " could not connect to the root at " + bs->where + " within " +
+                     std::to_string(timeout) + " s: " + why +
+                     (err == ECONNREFUSED ? " (is the root process alive? a root info serves one communicator)" : ""));
+    delete bs;
+    return r;
+  }
+  bsnet::set_nodelay(bs->fd);
+
+  uint8_t hello[bsnet::kHeaderBytes + sizeof(bsnet::HelloPayload)];
+  bsnet::HelloPayload h;
+  std::memcpy(h.magic, bsnet::kHelloMagic, sizeof(h.magic));
+  std::memcpy(h.secret, root.secret, sizeof(h.secret));
+  h.nranks = htonl(nranks);
+  h.rank = htonl(rank);
+  bsnet::encode_header(hello, bsnet::kHello, sizeof(h));
+  std::memcpy(hello + bsnet::kHeaderBytes, &h, sizeof(h));
+  Io io = bsnet::send_all(bs->fd, hello, sizeof(hello), deadline, &err);
+
+  uint32_t type = 0;
+  uint64_t len = 0;
+  std::vector<uint8_t> payload;
+  // Even if the hello did not go out whole, the root may have said why.
+  if (io == Io::kOk || io == Io::kClosed)
+    io = read_frame(bs->fd, io == Io::kOk ? deadline + kVerdictGrace : Clock::now() + kVerdictGrace, &type, &len,
+                    &payload, &err);
+  if (io == Io::kOk && type == bsnet::kReady && payload.size() == 4) {
+    uint32_t n_be;
+    std::memcpy(&n_be, payload.data(), 4);
+    if (ntohl(n_be) == nranks) {
+      *out = bs;
+      return HCCL_SUCCESS;
+    }
+  }
+  std::string msg;
+  if (io == Io::kOk && type == bsnet::kError)
+    r = bs->fail(decode_error(payload, &msg), msg);
+  else if (io == Io::kTimeout)
+    r = bs->fail(HCCL_E_TIMEOUT, "timed out after " + std::to_string(timeout) + " s waiting for all " +
+                                     std::to_string(nranks) + " ranks to join (rank " + std::to_string(rank) +
+                                     "; no answer from the root at " + bs->where + ")");
+  else if (io == Io::kOk)
+    r = bs->fail(HCCL_E_TCP_TRANSFER, "unexpected answer from the root at " + bs->where + " while joining");
+  else
+    r = bs->fail(HCCL_E_TCP_TRANSFER, "lost the connection to the root at " + bs->where + " while waiting for all " +
+                                          std::to_string(nranks) + " ranks to join: " + io_text(io, err));
+  delete bs;
+  return r;
+}
+
+}  // namespace
+
+HcclResult bootstrap_connect(const RootInfoView &root, uint32_t nranks, uint32_t rank, Bootstrap **out,
+                             const char *api) {
+  try {
+    return connect_impl(root, nranks, rank, out, api);
+  } catch (const std::exception &e) {
+    hostrt::set_error("%s: bootstrap failed: %s", api ? api : "HcclCommInitRootInfo", e.what());
+    return HCCL_E_INTERNAL;
+  }
+}
+
+HcclResult bootstrap_connect(const RootInfoView &root, uint32_t nranks, uint32_t rank, Bootstrap **out) {
+  return bootstrap_connect(root, nranks, rank, out, nullptr);
+}
+
+void bootstrap_set_api(Bootstrap *bs, const char *api) {
+  if (bs != nullptr && api != nullptr) bs->api = api;
+}
+
+static HcclResult allgather_impl(Bootstrap *bs, const void *mine, size_t bytes, void *all) {
+  if (bs->failed != HCCL_SUCCESS) {
+    hostrt::set_error("%s", bs->fail_msg.c_str());
+    return bs->failed;
+  }
+  std::string who = "bootstrap allgather (rank " + std::to_string(bs->rank) + " of " + std::to_string(bs->nranks) + "): ";
+  if (bytes > 0 && (mine == nullptr || all == nullptr)) {
+    hostrt::set_error("%s: %snull buffer for %zu bytes", bs->api.c_str(), who.c_str(), bytes);
+    return HCCL_E_PTR;
+  }
+  if (bytes > bsnet::kMaxContribution || uint64_t(bytes) * bs->nranks > bsnet::kMaxRoundBytes) {
+    hostrt::set_error("%s: %s%zu bytes per rank exceeds the bootstrap limits (%llu per rank, %llu per round)",
+                      bs->api.c_str(), who.c_str(), bytes, static_cast<unsigned long long>(bsnet::kMaxContribution),
+                      static_cast<unsigned long long>(bsnet::kMaxRoundBytes));
+    return HCCL_E_PARA;
+  }
+  int timeout = connect_timeout_s();
+  Clock::time_point deadline = Clock::now() + std::chrono::seconds(timeout);
+  int err = 0;
+  uint8_t hdr[bsnet::kHeaderBytes];
+  bsnet::encode_header(hdr, bsnet::kContrib, bytes);
+  Io io = bsnet::send_all(bs->fd, hdr, sizeof(hdr), deadline, &err);
+  if (io == Io::kOk && bytes > 0) io = bsnet::send_all(bs->fd, mine, bytes, deadline, &err);
+
+  uint32_t type = 0;
+  uint64_t len = 0;
+  std::vector<uint8_t> payload;
+  // On a failed send the root may already have said why it failed the job.
+  if (io == Io::kOk || io == Io::kClosed)
+    io = read_frame(bs->fd, io == Io::kOk ? deadline : Clock::now() + kVerdictGrace, &type, &len, &payload, &err);
+  if (io == Io::kOk && type == bsnet::kResult && len == uint64_t(bytes) * bs->nranks) {
+    io = bsnet::recv_all(bs->fd, all, len, deadline, &err);
+    if (io == Io::kOk) return HCCL_SUCCESS;
+  }
+  std::string msg;
+  if (io == Io::kOk && type == bsnet::kError) {
+    HcclResult code = decode_error(payload, &msg);
+    return bs->fail(code, who + msg);
+  }
+  if (io == Io::kTimeout)
+    return bs->fail(HCCL_E_TIMEOUT, who + "timed out after " + std::to_string(timeout) + " s waiting for the other ranks");
+  if (io == Io::kOk)
+    return bs->fail(HCCL_E_TCP_TRANSFER, who + "unexpected answer from the root at " + bs->where);
+  return bs->fail(HCCL_E_TCP_TRANSFER, who + "lost the connection to the root at " + bs->where + ": " + io_text(io, err));
+}
+
+HcclResult bootstrap_allgather(Bootstrap *bs, const void *mine, size_t bytes, void *all) {
+  if (bs == nullptr) {
+    hostrt::set_error("bootstrap allgather: null bootstrap handle");
+    return HCCL_E_PTR;
+  }
+  try {
+    return allgather_impl(bs, mine, bytes, all);
+  } catch (const std::exception &e) {
+    return bs->fail(HCCL_E_INTERNAL, std::string("bootstrap allgather: ") + e.what());
+  }
+}
+
+void bootstrap_close(Bootstrap *bs) {
+  if (bs == nullptr) return;
+  if (bs->fd >= 0 && bs->failed == HCCL_SUCCESS) {
+    uint8_t hdr[bsnet::kHeaderBytes];
+    bsnet::encode_header(hdr, bsnet::kBye, 0);
+    int err = 0;
+    bsnet::send_all(bs->fd, hdr, sizeof(hdr), Clock::now() + std::chrono::seconds(1), &err);
+  }
+  delete bs;
+}
+
+void bootstrap_abort(Bootstrap *bs) { delete bs; }
+
+}  // namespace hccl

@@ -1,0 +1,461 @@
+// Standalone check of the bootstrap (csrc/hccl/bootstrap): threads and fork()ed
+// processes act as ranks. Built by tests/test_c_bootstrap.py:
+//   g++ -std=c++17 -O1 -pthread -I include -I csrc tests/c/bootstrap_check.cc
+//       csrc/hccl/bootstrap/*.cc -o bootstrap_check
+// Prints one line per failed check and exits non-zero if any failed.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "hccl/bootstrap/bootstrap.h"
+#include "runtime/hostrt.h"
+
+// Stand-in for libascendcl's error slot, so this test links without it.
+namespace hostrt {
+static thread_local std::string t_error;
+void set_error(const char *fmt, ...) {
+  char buf[2048];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof(buf), fmt, ap);
+  va_end(ap);
+  t_error = buf;
+}
+const char *last_error() { return t_error.c_str(); }
+}  // namespace hostrt
+
+using hccl::Bootstrap;
+using hccl::RootInfoView;
+using Clock = std::chrono::steady_clock;
+
+static std::atomic<int> g_failures{0};
+static std::atomic<int> g_checks{0};
+static std::mutex g_print;
+
+#define CHECK(cond, ...)                                                  \
+  do {                                                                    \
+    g_checks++;                                                           \
+    if (!(cond)) {                                                        \
+      g_failures++;                                                       \
+      std::lock_guard<std::mutex> lk(g_print);                            \
+      std::fprintf(stderr, "FAIL %s:%d: %s: ", __FILE__, __LINE__, #cond); \
+      std::fprintf(stderr, __VA_ARGS__);                                  \
+      std::fprintf(stderr, " [last error: %s]\n", hostrt::last_error());  \
+    }                                                                     \
+  } while (0)
+
+static double secs_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+static bool contains(const char *s, const char *part) { return std::strstr(s, part) != nullptr; }
+
+static RootInfoView make_root() {
+  char blob[HCCL_ROOT_INFO_BYTES];
+  std::memset(blob, 0x5a, sizeof(blob));
+  HcclResult r = hccl::root_info_create(blob, sizeof(blob));
+  CHECK(r == HCCL_SUCCESS, "root_info_create returned %d", r);
+  bool tail_zero = true;
+  for (size_t i = sizeof(RootInfoView); i < sizeof(blob); ++i) tail_zero &= blob[i] == 0;
+  CHECK(tail_zero, "root info blob tail is not zeroed");
+  RootInfoView v{};
+  r = hccl::root_info_parse(blob, &v);
+  CHECK(r == HCCL_SUCCESS, "root_info_parse returned %d", r);
+  return v;
+}
+
+using RankFn = std::function<bool(uint32_t rank)>;
+
+// Runs fn(rank) for every rank on its own thread.
+static void run_threads(uint32_t n, const RankFn &fn) {
+  std::vector<std::thread> ts;
+  for (uint32_t r = 0; r < n; ++r) ts.emplace_back([&fn, r] { fn(r); });
+  for (auto &t : ts) t.join();
+}
+
+// Runs fn(rank) in a fork()ed child per rank; the child's exit status is its
+// verdict. A child still running after `limit_s` is killed and counted failed.
+static void run_forked(uint32_t n, const RankFn &fn, double limit_s = 60) {
+  std::fflush(nullptr);
+  std::vector<pid_t> pids;
+  for (uint32_t r = 0; r < n; ++r) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      int before = g_failures.load();
+      bool ok = fn(r);
+      std::fflush(nullptr);
+      _exit(ok && g_failures.load() == before ? 0 : 1);
+    }
+    CHECK(pid > 0, "fork failed");
+    pids.push_back(pid);
+  }
+  auto start = Clock::now();
+  size_t left = pids.size();
+  while (left > 0) {
+    for (pid_t &pid : pids) {
+      if (pid <= 0) continue;
+      int status = 0;
+      pid_t w = waitpid(pid, &status, WNOHANG);
+      if (w == 0) continue;
+      CHECK(w == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0, "child %d failed (status 0x%x)", pid, status);
+      pid = -1;
+      --left;
+    }
+    if (left > 0 && secs_since(start) > limit_s) {
+      for (pid_t &pid : pids)
+        if (pid > 0) {
+          kill(pid, SIGKILL);
+          waitpid(pid, nullptr, 0);
+          CHECK(false, "child %d hung; killed", pid);
+          pid = -1;
+        }
+      left = 0;
+    }
+    if (left > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
+static uint8_t pattern(size_t round, uint32_t rank, size_t i) {
+  return static_cast<uint8_t>(round * 131 + rank * 31 + i * 7 + (i >> 8));
+}
+
+// Connects, runs allgather rounds of several sizes and checks every byte.
+static bool rank_rounds(const RootInfoView &root, uint32_t n, uint32_t rank) {
+  Bootstrap *bs = nullptr;
+  HcclResult r = hccl::bootstrap_connect(root, n, rank, &bs);
+  CHECK(r == HCCL_SUCCESS && bs != nullptr, "rank %u/%u connect returned %d", rank, n, r);
+  if (r != HCCL_SUCCESS) return false;
+  const size_t sizes[] = {0, 1, 1000, 100000, 3, 0, 4096};
+  bool ok = true;
+  for (size_t round = 0; round < sizeof(sizes) / sizeof(sizes[0]); ++round) {
+    size_t bytes = sizes[round];
+    std::vector<uint8_t> mine(bytes), all(bytes * n + 1, 0xee);
+    for (size_t i = 0; i < bytes; ++i) mine[i] = pattern(round, rank, i);
+    r = hccl::bootstrap_allgather(bs, mine.data(), bytes, all.data());
+    CHECK(r == HCCL_SUCCESS, "rank %u/%u allgather of %zu bytes returned %d", rank, n, bytes, r);
+    if (r != HCCL_SUCCESS) {
+      ok = false;
+      break;
+    }
+    bool same = all[bytes * n] == 0xee;  // nothing written past the end
+    for (uint32_t q = 0; q < n && same; ++q)
+      for (size_t i = 0; i < bytes && same; ++i) same = all[q * bytes + i] == pattern(round, q, i);
+    CHECK(same, "rank %u/%u allgather of %zu bytes: wrong data", rank, n, bytes);
+    ok &= same;
+  }
+  hccl::bootstrap_close(bs);
+  return ok;
+}
+
+// True once nothing listens on the root's port any more.
+static bool port_closed_within(const RootInfoView &root, double limit_s) {
+  auto start = Clock::now();
+  while (secs_since(start) < limit_s) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(root.port);
+    inet_pton(AF_INET, root.host, &sa.sin_addr);
+    int rc = connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof(sa));
+    close(fd);
+    if (rc != 0) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+static void test_rounds(uint32_t n, bool forked) {
+  RootInfoView root = make_root();
+  auto start = Clock::now();
+  RankFn fn = [&](uint32_t rank) { return rank_rounds(root, n, rank); };
+  forked ? run_forked(n, fn) : run_threads(n, fn);
+  CHECK(secs_since(start) < 20, "%u ranks (%s) took %.1f s", n, forked ? "fork" : "threads", secs_since(start));
+  CHECK(port_closed_within(root, 5), "root %s:%u still listening after every rank closed", root.host, root.port);
+}
+
+static void test_concurrent_jobs() {
+  constexpr int kJobs = 3;
+  constexpr uint32_t kRanks = 4;
+  RootInfoView roots[kJobs];
+  for (auto &r : roots) r = make_root();
+  CHECK(roots[0].port != roots[1].port && std::memcmp(roots[0].secret, roots[1].secret, 32) != 0,
+        "two root infos share a port or secret");
+  run_threads(kJobs * kRanks, [&](uint32_t t) { return rank_rounds(roots[t / kRanks], kRanks, t % kRanks); });
+}
+
+static void test_wrong_secret() {
+  RootInfoView root = make_root();
+  RootInfoView bad = root;
+  bad.secret[7] ^= 0x40;
+  // A stranger speaking another protocol is dropped without an answer.
+  std::thread garbage([&] {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = htons(root.port);
+    inet_pton(AF_INET, root.host, &sa.sin_addr);
+    bool connected = connect(fd, reinterpret_cast<sockaddr *>(&sa), sizeof(sa)) == 0;
+    CHECK(connected, "garbage peer could not connect");
+    const char req[] = "GET / HTTP/1.0\r\nHost: x\r\n\r\n";
+    send(fd, req, sizeof(req) - 1, MSG_NOSIGNAL);
+    timeval tv = {5, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    char buf[64];
+    ssize_t got = recv(fd, buf, sizeof(buf), 0);
+    CHECK(got == 0 || (got < 0 && errno == ECONNRESET), "garbage peer was not dropped (recv %zd)", got);
+    close(fd);
+  });
+  std::thread intruder([&] {
+    auto start = Clock::now();
+    Bootstrap *bs = nullptr;
+    HcclResult r = hccl::bootstrap_connect(bad, 2, 0, &bs);
+    CHECK(r == HCCL_E_TCP_CONNECT && bs == nullptr, "wrong secret: connect returned %d", r);
+    CHECK(contains(hostrt::last_error(), "wrong job secret"), "wrong secret: message does not say so");
+    CHECK(secs_since(start) < 5, "wrong secret refused only after %.1f s", secs_since(start));
+  });
+  garbage.join();
+  intruder.join();
+  run_threads(2, [&](uint32_t rank) { return rank_rounds(root, 2, rank); });
+}
+
+static void test_missing_rank(bool forked) {
+  setenv("HCCL_CONNECT_TIMEOUT", "2", 1);
+  RootInfoView root = make_root();
+  RankFn fn = [&](uint32_t rank) {
+    auto start = Clock::now();
+    Bootstrap *bs = nullptr;
+    HcclResult r = hccl::bootstrap_connect(root, 4, rank, &bs);
+    double t = secs_since(start);
+    CHECK(r == HCCL_E_TIMEOUT && bs == nullptr, "missing rank: rank %u connect returned %d", rank, r);
+    CHECK(contains(hostrt::last_error(), "timed out"), "missing rank: message does not say timed out");
+    CHECK(t > 1.5 && t < 4.0, "missing rank: rank %u gave up after %.2f s (timeout 2 s)", rank, t);
+    return r == HCCL_E_TIMEOUT;
+  };
+  // Ranks 0, 1, 3 come; rank 2 never does.
+  RankFn present = [&](uint32_t i) { return fn(i < 2 ? i : 3); };
+  forked ? run_forked(3, present) : run_threads(3, present);
+  if (!forked) {
+    std::string msg;
+    Bootstrap *bs = nullptr;
+    RootInfoView root2 = make_root();
+    hccl::bootstrap_connect(root2, 4, 1, &bs);
+    msg = hostrt::last_error();
+    CHECK(contains(msg.c_str(), "HcclCommInitRootInfo: timed out after 2 s waiting for 3 of 4 ranks to join"),
+          "timeout message: %s", msg.c_str());
+  }
+  unsetenv("HCCL_CONNECT_TIMEOUT");
+}
+
+// A rank that joins and then vanishes makes the others fail fast, not hang.
+static void test_rank_leaves(bool forked) {
+  setenv("HCCL_CONNECT_TIMEOUT", "30", 1);
+  RootInfoView root = make_root();
+  const uint32_t n = 4, leaver = 2;
+  RankFn fn = [&](uint32_t rank) {
+    Bootstrap *bs = nullptr;
+    HcclResult r = hccl::bootstrap_connect(root, n, rank, &bs);
+    CHECK(r == HCCL_SUCCESS, "leaver test: rank %u connect returned %d", rank, r);
+    if (r != HCCL_SUCCESS) return false;
+    uint32_t mine = rank, all[n];
+    r = hccl::bootstrap_allgather(bs, &mine, sizeof(mine), all);
+    CHECK(r == HCCL_SUCCESS, "leaver test: first round on rank %u returned %d", rank, r);
+    if (rank == leaver) {
+      if (forked) _exit(0);  // dies without closing
+      hccl::bootstrap_abort(bs);
+      return true;
+    }
+    auto start = Clock::now();
+    r = hccl::bootstrap_allgather(bs, &mine, sizeof(mine), all);
+    double t = secs_since(start);
+    CHECK(r == HCCL_E_REMOTE || r == HCCL_E_TCP_TRANSFER, "leaver test: rank %u got %d", rank, r);
+    CHECK(contains(hostrt::last_error(), "rank 2"), "leaver test: message does not name rank 2");
+    CHECK(t < 5, "leaver test: rank %u failed only after %.1f s", rank, t);
+    // The failure is sticky.
+    HcclResult again = hccl::bootstrap_allgather(bs, &mine, sizeof(mine), all);
+    CHECK(again == r, "leaver test: second call returned %d, first %d", again, r);
+    hccl::bootstrap_close(bs);
+    return true;
+  };
+  forked ? run_forked(n, fn) : run_threads(n, fn);
+  unsetenv("HCCL_CONNECT_TIMEOUT");
+}
+
+static void test_bad_joins() {
+  setenv("HCCL_CONNECT_TIMEOUT", "30", 1);
+  // nRanks mismatch: everyone fails at once with E_PARA.
+  {
+    RootInfoView root = make_root();
+    run_threads(2, [&](uint32_t rank) {
+      auto start = Clock::now();
+      Bootstrap *bs = nullptr;
+      if (rank == 1) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      HcclResult r = hccl::bootstrap_connect(root, rank == 0 ? 2 : 4, rank, &bs);
+      CHECK(r == HCCL_E_PARA, "nranks mismatch: rank %u got %d", rank, r);
+      CHECK(contains(hostrt::last_error(), "nRanks mismatch: rank 1 says 4, rank 0 says 2"), "mismatch message");
+      CHECK(secs_since(start) < 5, "nranks mismatch detected only after %.1f s", secs_since(start));
+      return true;
+    });
+  }
+  // Duplicate rank while joining.
+  {
+    RootInfoView root = make_root();
+    run_threads(3, [&](uint32_t i) {
+      Bootstrap *bs = nullptr;
+      if (i == 2) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      HcclResult r = hccl::bootstrap_connect(root, 3, i == 2 ? 1 : i, &bs);
+      CHECK(r == HCCL_E_PARA, "duplicate rank: thread %u got %d", i, r);
+      CHECK(contains(hostrt::last_error(), "rank 1 joined twice"), "duplicate message");
+      return true;
+    });
+  }
+  // A latecomer after the job is complete is told so; the job is unaffected.
+  {
+    RootInfoView root = make_root();
+    Bootstrap *bs[2] = {nullptr, nullptr};
+    run_threads(2, [&](uint32_t r) { return hccl::bootstrap_connect(root, 2, r, &bs[r]) == HCCL_SUCCESS; });
+    Bootstrap *late = nullptr;
+    HcclResult r = hccl::bootstrap_connect(root, 2, 1, &late);
+    CHECK(r == HCCL_E_PARA && late == nullptr, "latecomer got %d", r);
+    CHECK(contains(hostrt::last_error(), "joined twice"), "latecomer message");
+    run_threads(2, [&](uint32_t q) {
+      uint8_t mine = static_cast<uint8_t>(q + 10), all[2] = {0, 0};
+      HcclResult rr = hccl::bootstrap_allgather(bs[q], &mine, 1, all);
+      CHECK(rr == HCCL_SUCCESS && all[0] == 10 && all[1] == 11, "job after latecomer: %d", rr);
+      hccl::bootstrap_close(bs[q]);
+      return true;
+    });
+  }
+  // Ranks that disagree on an allgather's size both fail with E_PARA.
+  {
+    RootInfoView root = make_root();
+    run_threads(2, [&](uint32_t rank) {
+      Bootstrap *bs = nullptr;
+      if (hccl::bootstrap_connect(root, 2, rank, &bs) != HCCL_SUCCESS) return false;
+      uint8_t mine[16] = {}, all[32];
+      HcclResult r = hccl::bootstrap_allgather(bs, mine, rank == 0 ? 8 : 16, all);
+      CHECK(r == HCCL_E_PARA, "size mismatch: rank %u got %d", rank, r);
+      CHECK(contains(hostrt::last_error(), "size mismatch"), "size mismatch message");
+      hccl::bootstrap_close(bs);
+      return true;
+    });
+  }
+  // Closing while another rank waits in an allgather fails that rank fast.
+  {
+    RootInfoView root = make_root();
+    run_threads(2, [&](uint32_t rank) {
+      Bootstrap *bs = nullptr;
+      if (hccl::bootstrap_connect(root, 2, rank, &bs) != HCCL_SUCCESS) return false;
+      if (rank == 1) {
+        hccl::bootstrap_close(bs);
+        return true;
+      }
+      auto start = Clock::now();
+      HcclResult r = hccl::bootstrap_allgather(bs, nullptr, 0, nullptr);
+      CHECK(r == HCCL_E_REMOTE, "allgather after peer closed: got %d", r);
+      CHECK(secs_since(start) < 5, "allgather after peer closed failed only after %.1f s", secs_since(start));
+      hccl::bootstrap_close(bs);
+      return true;
+    });
+  }
+  unsetenv("HCCL_CONNECT_TIMEOUT");
+}
+
+static void test_arguments() {
+  char blob[HCCL_ROOT_INFO_BYTES] = {};
+  RootInfoView v{};
+  CHECK(hccl::root_info_parse(blob, &v) == HCCL_E_PARA, "zero blob accepted");
+  CHECK(hccl::root_info_parse(nullptr, &v) == HCCL_E_PTR, "null blob accepted");
+  CHECK(hccl::root_info_create(nullptr, sizeof(blob)) == HCCL_E_PTR, "null out blob accepted");
+  CHECK(hccl::root_info_create(blob, 16) == HCCL_E_PARA, "short out blob accepted");
+  RootInfoView root = make_root();
+  Bootstrap *bs = nullptr;
+  CHECK(hccl::bootstrap_connect(root, 4, 4, &bs) == HCCL_E_PARA, "rank == nranks accepted");
+  CHECK(hccl::bootstrap_connect(root, 0, 0, &bs) == HCCL_E_PARA, "nranks 0 accepted");
+  CHECK(hccl::job_id_hex(root).size() == 32, "job id hex length");
+  hccl::bootstrap_close(nullptr);
+  hccl::bootstrap_abort(nullptr);
+
+  // Nothing listens: E_TCP_CONNECT after HCCL_CONNECT_TIMEOUT of retries.
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(sa);
+  bind(fd, reinterpret_cast<sockaddr *>(&sa), sizeof(sa));
+  getsockname(fd, reinterpret_cast<sockaddr *>(&sa), &len);
+  close(fd);
+  RootInfoView dead = root;
+  std::snprintf(dead.host, sizeof(dead.host), "127.0.0.1");
+  dead.port = ntohs(sa.sin_port);
+  setenv("HCCL_CONNECT_TIMEOUT", "1", 1);
+  auto start = Clock::now();
+  HcclResult r = hccl::bootstrap_connect(dead, 2, 0, &bs, "HcclCommInitRootInfoConfig");
+  CHECK(r == HCCL_E_TCP_CONNECT, "dead root: got %d", r);
+  CHECK(contains(hostrt::last_error(), "HcclCommInitRootInfoConfig: "), "api prefix missing");
+  CHECK(secs_since(start) > 0.8 && secs_since(start) < 3, "dead root: gave up after %.1f s", secs_since(start));
+
+  setenv("HCCL_CONNECT_TIMEOUT", "abc", 1);
+  CHECK(hccl::connect_timeout_s() == 120, "invalid HCCL_CONNECT_TIMEOUT not defaulted");
+  setenv("HCCL_CONNECT_TIMEOUT", "7", 1);
+  CHECK(hccl::connect_timeout_s() == 7, "HCCL_CONNECT_TIMEOUT=7 not read");
+  unsetenv("HCCL_CONNECT_TIMEOUT");
+  CHECK(hccl::connect_timeout_s() == 120 && hccl::exec_timeout_s() == 1836, "timeout defaults");
+
+  // HCCL_IF_IP and HCCL_IF_BASE_PORT choose where the root listens.
+  setenv("HCCL_IF_IP", "127.0.0.1", 1);
+  RootInfoView lo = make_root();
+  CHECK(std::strcmp(lo.host, "127.0.0.1") == 0, "HCCL_IF_IP ignored: %s", lo.host);
+  int base = ntohs(sa.sin_port);
+  std::string base_s = std::to_string(base);
+  setenv("HCCL_IF_BASE_PORT", base_s.c_str(), 1);
+  RootInfoView p1 = make_root(), p2 = make_root();
+  CHECK(p1.port >= base && p2.port >= base && p1.port != p2.port && p2.port < base + 64,
+        "base port %d gave %u and %u", base, p1.port, p2.port);
+  run_threads(2, [&](uint32_t q) { return rank_rounds(p2, 2, q); });
+  setenv("HCCL_IF_IP", "not-an-ip", 1);
+  CHECK(hccl::root_info_create(blob, sizeof(blob)) == HCCL_E_PARA, "bad HCCL_IF_IP accepted");
+  unsetenv("HCCL_IF_IP");
+  unsetenv("HCCL_IF_BASE_PORT");
+}
+
+int main() {
+  alarm(240);  // last resort: a hang kills the test instead of the CI job
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  struct Step {
+    const char *name;
+    std::function<void()> fn;
+  };
+  std::vector<Step> steps = {
+      {"arguments", test_arguments},
+      {"threads 1/2/4/7", [] { for (uint32_t n : {1u, 2u, 4u, 7u}) test_rounds(n, false); }},
+      {"fork 1/2/4/7", [] { for (uint32_t n : {1u, 2u, 4u, 7u}) test_rounds(n, true); }},
+      {"concurrent jobs", test_concurrent_jobs},
+      {"wrong secret", test_wrong_secret},
+      {"bad joins", test_bad_joins},
+      {"missing rank (threads)", [] { test_missing_rank(false); }},
+      {"missing rank (fork)", [] { test_missing_rank(true); }},
+      {"rank leaves (threads)", [] { test_rank_leaves(false); }},
+      {"rank leaves (fork)", [] { test_rank_leaves(true); }},
+  };
+  for (auto &s : steps) {
+    int before = g_failures.load();
+    auto start = Clock::now();
+    s.fn();
+    std::printf("%-24s %s (%.2f s)\n", s.name, g_failures.load() == before ? "ok" : "FAILED", secs_since(start));
+  }
+  std::printf("bootstrap_check: %d checks, %d failed\n", g_checks.load(), g_failures.load());
+  return g_failures.load() == 0 ? 0 : 1;
+}
