@@ -1,0 +1,138 @@
+// Stream worker: pops tasks in order, runs them outside the lock, records the
+// first failure with the message the task left on the worker thread.
+#include "runtime/stream.h"
+
+#include <exception>
+
+#include "common/clock.h"
+#include "runtime/internal.h"
+
+namespace hostrt {
+namespace {
+thread_local Stream *t_worker = nullptr;
+}  // namespace
+
+Stream::Stream(uint64_t id_, int32_t device_, uint64_t ctx_id_, bool is_default_,
+               uint32_t priority_, uint32_t flags_)
+    : id(id_), device(device_), ctx_id(ctx_id_), is_default(is_default_), priority(priority_),
+      flags(flags_) {
+  worker_ = std::thread([this] { run(); });
+}
+
+Stream::~Stream() { close_and_join(); }
+
+aclError Stream::push(Task task, bool always_run, const char *api) {
+  if (!task) return fail(ACL_ERROR_INVALID_PARAM, "%s: task is empty", api);
+  std::unique_lock<std::mutex> lk(mu_);
+  if (closing_) {
+    return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream is being destroyed", api);
+  }
+  queue_.push_back(Item{std::move(task), always_run});
+  ++pushed_;
+  lk.unlock();
+  work_cv_.notify_one();
+  return ACL_SUCCESS;
+}
+
+void Stream::run() {
+  t_worker = this;
+  std::unique_lock<std::mutex> lk(mu_);
+  for (;;) {
+    work_cv_.wait(lk, [this] { return !queue_.empty() || closing_; });
+    if (queue_.empty()) break;  // closing and drained
+    Item item = std::move(queue_.front());
+    queue_.pop_front();
+    bool skip = !item.always_run && failure_mode == 1 && first_error_ != ACL_SUCCESS;
+    lk.unlock();
+
+    aclError rc = ACL_SUCCESS;
+    std::string msg;
+    if (!skip) {
+      clear_error();
+      try {
+        rc = item.fn();
+      } catch (const std::exception &e) {
+        rc = fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream task threw: %s", e.what());
+      } catch (...) {
+        rc = fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream task threw an exception");
+      }
+      if (rc != ACL_SUCCESS) {
+        msg = has_error() ? last_error() : "";
+        if (msg.empty()) msg = "stream task failed with error " + std::to_string(rc);
+      }
+    }
+    item.fn = nullptr;  // release captured state outside the lock
+
+    lk.lock();
+    if (rc != ACL_SUCCESS && first_error_ == ACL_SUCCESS) {
+      first_error_ = rc;
+      first_msg_ = std::move(msg);
+    }
+    ++finished_;
+    if (waiters_ > 0) done_cv_.notify_all();
+  }
+  t_worker = nullptr;
+}
+
+bool Stream::wait_drained(int64_t deadline_ns) {
+  std::unique_lock<std::mutex> lk(mu_);
+  const uint64_t target = pushed_;
+  if (finished_ >= target) return true;
+  if (deadline_ns != INT64_MAX && common::now_ns() >= deadline_ns) return false;
+  ++waiters_;
+  bool ok;
+  if (deadline_ns == INT64_MAX) {
+    done_cv_.wait(lk, [&] { return finished_ >= target; });
+    ok = true;
+  } else {
+    ok = done_cv_.wait_until(lk, common::to_time_point(deadline_ns),
+                             [&] { return finished_ >= target; });
+  }
+  --waiters_;
+  return ok;
+}
+
+bool Stream::idle() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return finished_ == pushed_;
+}
+
+aclError Stream::take_error(std::string *msg) {
+  std::lock_guard<std::mutex> lk(mu_);
+  aclError rc = first_error_;
+  if (msg) *msg = first_msg_;
+  first_error_ = ACL_SUCCESS;
+  first_msg_.clear();
+  return rc;
+}
+
+void Stream::set_failure_mode(uint64_t mode) {
+  std::lock_guard<std::mutex> lk(mu_);
+  failure_mode = mode;
+}
+
+void Stream::close_and_join() {
+  std::lock_guard<std::mutex> jl(join_mu_);
+  if (joined_) return;
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    closing_ = true;
+  }
+  work_cv_.notify_all();
+  if (worker_.joinable()) {
+    // Never reached from the worker itself (entry points refuse that), but
+    // detaching is the only safe choice if it happens.
+    if (worker_.get_id() == std::this_thread::get_id()) {
+      worker_.detach();
+    } else {
+      worker_.join();
+    }
+  }
+  joined_ = true;
+}
+
+bool Stream::on_worker() const { return t_worker == this; }
+
+Stream *Stream::current_worker() { return t_worker; }
+
+}  // namespace hostrt

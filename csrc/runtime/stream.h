@@ -1,0 +1,76 @@
+// A stream: an in-order task queue drained by its own worker thread.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "runtime/hostrt.h"
+
+namespace hostrt {
+
+struct Stream {
+  Stream(uint64_t id, int32_t device, uint64_t ctx_id, bool is_default, uint32_t priority,
+         uint32_t flags);
+  ~Stream();  // close_and_join() if still running
+  Stream(const Stream &) = delete;
+  Stream &operator=(const Stream &) = delete;
+
+  // Appends a task. `always_run` tasks (event record/wait/reset) run even when
+  // the stream is in stop-on-failure mode after an error, so no other stream
+  // waits forever on them. Fails (message names `api`) once the stream is closing.
+  aclError push(Task task, bool always_run, const char *api);
+
+  // Waits until every task pushed before the call has finished, or until
+  // deadline_ns (common::now_ns units, INT64_MAX = forever). True if drained.
+  bool wait_drained(int64_t deadline_ns);
+  // True if no task is queued or running.
+  bool idle();
+  // Returns and clears the first error a task hit (ACL_SUCCESS if none); its
+  // message goes to *msg.
+  aclError take_error(std::string *msg);
+
+  // Stops accepting tasks, runs what is queued, joins the worker. Idempotent.
+  void close_and_join();
+
+  // True when called from this stream's worker thread.
+  bool on_worker() const;
+  // The stream whose worker is the calling thread, or nullptr.
+  static Stream *current_worker();
+
+  const uint64_t id;
+  const int32_t device;
+  const uint64_t ctx_id;
+  const bool is_default;
+  const uint32_t priority;
+  const uint32_t flags;
+  uint64_t failure_mode = 0;  // 0 continue on failure, 1 stop (guarded by mu_)
+
+  void set_failure_mode(uint64_t mode);
+
+ private:
+  struct Item {
+    Task fn;
+    bool always_run;
+  };
+  void run();
+
+  std::mutex mu_;
+  std::condition_variable work_cv_;   // worker sleeps here when idle
+  std::condition_variable done_cv_;   // synchronizers sleep here
+  std::deque<Item> queue_;
+  uint64_t pushed_ = 0;     // tasks ever pushed
+  uint64_t finished_ = 0;   // tasks ever finished (run or skipped)
+  uint32_t waiters_ = 0;    // threads in wait_drained
+  aclError first_error_ = ACL_SUCCESS;
+  std::string first_msg_;
+  bool closing_ = false;
+  bool joined_ = false;
+  std::mutex join_mu_;
+  std::thread worker_;
+};
+
+}  // namespace hostrt

@@ -1,0 +1,146 @@
+// aclrt*Stream entry points and the hostrt stream interface used by libhccl.
+#include "common/clock.h"
+#include "runtime/internal.h"
+#include "runtime/stream.h"
+
+namespace hostrt {
+namespace {
+
+constexpr uint32_t kKnownStreamFlags = ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_SYNC |
+                                       ACL_STREAM_PERSISTENT | ACL_STREAM_HUGE |
+                                       ACL_STREAM_CPU_SCHEDULE | ACL_STREAM_DEVICE_USE_ONLY;
+constexpr uint32_t kMaxPriority = 7;
+
+aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flag, const char *api) {
+  if (stream == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: stream is NULL", api);
+  if (priority > kMaxPriority) {
+    return fail(ACL_ERROR_INVALID_PARAM, "%s: priority (%u) must be in [0, %u]", api, priority,
+                kMaxPriority);
+  }
+  if ((flag & ~kKnownStreamFlags) != 0) {
+    return fail(ACL_ERROR_INVALID_PARAM, "%s: flag (0x%x) has unknown bits", api, flag);
+  }
+  std::shared_ptr<Context> ctx = current_context();
+  if (!ctx) {
+    return fail(ACL_ERROR_RT_CONTEXT_NULL,
+                "%s: no current context on this thread (call aclrtSetDevice first)", api);
+  }
+  std::shared_ptr<Stream> s = new_stream(*ctx, /*is_default=*/false, priority, flag);
+  *stream = make_handle(HandleKind::kStream, s->id);
+  return ACL_SUCCESS;
+}
+
+aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api) {
+  if (!valid_timeout(timeout)) {
+    return fail(ACL_ERROR_INVALID_PARAM, "%s: timeout (%d) must be -1, 0 or positive ms", api,
+                timeout);
+  }
+  aclError err;
+  std::shared_ptr<Stream> s = lookup_stream(stream, api, &err);
+  if (!s) return err;
+  if (s->on_worker()) {
+    return fail(ACL_ERROR_INVALID_PARAM, "%s: called from a task of the same stream (deadlock)",
+                api);
+  }
+  if (!s->wait_drained(common::deadline_after_ms(timeout))) {
+    return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "%s: stream not drained after %d ms", api,
+                timeout);
+  }
+  std::string msg;
+  aclError rc = s->take_error(&msg);
+  if (rc != ACL_SUCCESS) set_error("%s", msg.c_str());  // the task's own message
+  return rc;
+}
+
+}  // namespace
+
+Stream *resolve_stream(aclrtStream stream, const char *api, aclError *err) {
+  aclError dummy;
+  std::shared_ptr<Stream> s = lookup_stream(stream, api ? api : "resolve_stream", err ? err : &dummy);
+  return s.get();  // the registry keeps it alive until aclrtDestroyStream
+}
+
+aclError enqueue(Stream *stream, Task task) {
+  if (stream == nullptr) return fail(ACL_ERROR_RT_INVALID_HANDLE, "enqueue: stream is NULL");
+  return stream->push(std::move(task), /*always_run=*/false, "enqueue");
+}
+
+int32_t stream_device(const Stream *stream) { return stream ? stream->device : -1; }
+
+int32_t current_device() {
+  std::shared_ptr<Context> ctx = current_context();
+  return ctx ? ctx->device : -1;
+}
+
+}  // namespace hostrt
+
+using namespace hostrt;
+
+extern "C" {
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateStream(aclrtStream *stream) {
+  return create_stream(stream, 0, 0, "aclrtCreateStream");
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream *stream, uint32_t priority,
+                                                         uint32_t flag) {
+  return create_stream(stream, priority, flag, "aclrtCreateStreamWithConfig");
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
+  const char *api = "aclrtDestroyStream";
+  if (stream == nullptr) {
+    return fail(ACL_ERROR_INVALID_PARAM, "%s: stream is NULL (the default stream cannot be destroyed)",
+                api);
+  }
+  uint64_t id = handle_id(HandleKind::kStream, stream);
+  std::shared_ptr<Stream> s;
+  {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lk(r.mu);
+    auto it = id ? r.streams.find(id) : r.streams.end();
+    if (it == r.streams.end()) {
+      return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream %p is not a live stream", api, stream);
+    }
+    if (it->second->on_worker()) {
+      return fail(ACL_ERROR_INVALID_PARAM, "%s: called from a task of the same stream", api);
+    }
+    s = std::move(it->second);
+    r.streams.erase(it);
+  }
+  shutdown_streams({s});  // runs what is queued, then joins the worker
+  return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStream(aclrtStream stream) {
+  return sync_stream(stream, -1, "aclrtSynchronizeStream");
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream stream, int32_t timeout) {
+  return sync_stream(stream, timeout, "aclrtSynchronizeStreamWithTimeout");
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status) {
+  const char *api = "aclrtStreamQuery";
+  if (status == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: status is NULL", api);
+  aclError err;
+  std::shared_ptr<Stream> s = lookup_stream(stream, api, &err);
+  if (!s) return err;
+  *status = s->idle() ? ACL_STREAM_STATUS_COMPLETE : ACL_STREAM_STATUS_NOT_READY;
+  return ACL_SUCCESS;
+}
+
+ACL_FUNC_VISIBILITY aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {
+  const char *api = "aclrtSetStreamFailureMode";
+  if (mode > 1) {
+    return fail(ACL_ERROR_INVALID_PARAM, "%s: mode (%llu) must be 0 (continue) or 1 (stop)", api,
+                static_cast<unsigned long long>(mode));
+  }
+  aclError err;
+  std::shared_ptr<Stream> s = lookup_stream(stream, api, &err);
+  if (!s) return err;
+  s->set_failure_mode(mode);
+  return ACL_SUCCESS;
+}
+
+}  // extern "C"

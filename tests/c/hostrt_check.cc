@@ -1,0 +1,169 @@
+// Checks the internal interface libhccl uses (csrc/runtime/hostrt.h): task
+// errors and their messages reach the synchronizing thread, stop-on-failure
+// mode, resolve_stream messages, the arena seen through /proc/self/fd.
+// Prints "hostrt ok".
+//   g++ -std=c++17 -Iinclude -Icsrc tests/c/hostrt_check.cc -Lbuild/lib -lascendcl
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "acl/acl.h"
+#include "runtime/hostrt.h"
+
+#define CHECK(cond)                                                                       \
+  do {                                                                                    \
+    if (!(cond)) {                                                                        \
+      const char *m_ = aclGetRecentErrMsg();                                              \
+      std::fprintf(stderr, "hostrt_check.cc:%d: CHECK(%s) failed (recent error: %s)\n",   \
+                   __LINE__, #cond, m_ ? m_ : "(none)");                                  \
+      std::exit(1);                                                                       \
+    }                                                                                     \
+  } while (0)
+#define OK(call) CHECK((call) == ACL_SUCCESS)
+
+static bool msg_has(const char *needle) {
+  const char *m = aclGetRecentErrMsg();
+  return m != nullptr && std::strstr(m, needle) != nullptr;
+}
+
+int main() {
+  aclError err = ACL_SUCCESS;
+  // No device yet: the default stream cannot be resolved.
+  CHECK(hostrt::current_device() == -1);
+  CHECK(hostrt::resolve_stream(nullptr, "HcclAllReduce", &err) == nullptr);
+  CHECK(err == ACL_ERROR_RT_CONTEXT_NULL && msg_has("HcclAllReduce"));
+
+  OK(aclInit(nullptr));
+  OK(aclrtSetDevice(3));
+  CHECK(hostrt::current_device() == 3);
+  hostrt::Stream *def = hostrt::resolve_stream(nullptr, "HcclBroadcast", &err);
+  CHECK(def != nullptr && hostrt::stream_device(def) == 3);
+  CHECK(hostrt::resolve_stream(reinterpret_cast<aclrtStream>(0x99), "HcclReduce", &err) == nullptr);
+  CHECK(err == ACL_ERROR_RT_INVALID_HANDLE && msg_has("HcclReduce"));
+
+  aclrtStream h = nullptr;
+  OK(aclrtCreateStream(&h));
+  hostrt::Stream *s = hostrt::resolve_stream(h, "test", &err);
+  CHECK(s != nullptr && s != def);
+
+  // The first failure is kept with its message; later tasks still run.
+  std::atomic<int> ran{0};
+  OK(hostrt::enqueue(s, [&] { ++ran; return ACL_SUCCESS; }));
+  OK(hostrt::enqueue(s, [&] {
+    ++ran;
+    hostrt::set_error("HcclAllReduce: peer %d went away", 2);
+    return ACL_ERROR_RT_INTERNAL_ERROR;
+  }));
+  OK(hostrt::enqueue(s, [&] {
+    ++ran;
+    hostrt::set_error("second failure");
+    return ACL_ERROR_INVALID_PARAM;
+  }));
+  OK(hostrt::enqueue(s, [&] { ++ran; return ACL_SUCCESS; }));
+  hostrt::set_error("stale message of the main thread");
+  CHECK(aclrtSynchronizeStream(h) == ACL_ERROR_RT_INTERNAL_ERROR);
+  CHECK(std::strcmp(aclGetRecentErrMsg(), "HcclAllReduce: peer 2 went away") == 0);
+  CHECK(ran == 4);
+  OK(aclrtSynchronizeStream(h));  // cleared
+
+  // A failing task without a message, and one that throws, still report.
+  OK(hostrt::enqueue(s, [] { return ACL_ERROR_RT_FAILURE; }));
+  CHECK(aclrtSynchronizeStream(h) == ACL_ERROR_RT_FAILURE && msg_has("500003"));
+  OK(hostrt::enqueue(s, []() -> aclError { throw std::runtime_error("kaboom"); }));
+  CHECK(aclrtSynchronizeStream(h) == ACL_ERROR_RT_INTERNAL_ERROR && msg_has("kaboom"));
+
+  // Stop on failure: normal tasks after the error are skipped, event records
+  // still complete so other streams waiting on them go on.
+  OK(aclrtSetStreamFailureMode(h, 1));
+  aclrtEvent ev = nullptr;
+  OK(aclrtCreateEvent(&ev));
+  ran = 0;
+  OK(hostrt::enqueue(s, [] { return ACL_ERROR_RT_FAILURE; }));
+  OK(hostrt::enqueue(s, [&] { ++ran; return ACL_SUCCESS; }));
+  OK(aclrtRecordEvent(ev, h));
+  OK(aclrtStreamWaitEvent(nullptr, ev));
+  OK(aclrtSynchronizeStream(nullptr));
+  OK(aclrtSynchronizeEvent(ev));
+  CHECK(aclrtSynchronizeStream(h) == ACL_ERROR_RT_FAILURE);
+  CHECK(ran == 0);
+  OK(hostrt::enqueue(s, [&] { ++ran; return ACL_SUCCESS; }));  // error cleared: runs again
+  OK(aclrtSynchronizeStream(h));
+  CHECK(ran == 1);
+  OK(aclrtSetStreamFailureMode(h, 0));
+  OK(aclrtDestroyEvent(ev));
+
+  // aclrtSynchronizeDevice reports task errors too.
+  OK(hostrt::enqueue(def, [] {
+    hostrt::set_error("device-level failure");
+    return ACL_ERROR_RT_FAILURE;
+  }));
+  CHECK(aclrtSynchronizeDevice() == ACL_ERROR_RT_FAILURE && msg_has("device-level failure"));
+
+  // Several threads enqueue concurrently; each thread's tasks stay in order.
+  std::vector<std::vector<int>> seen(4);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 500; ++i) {
+        if (hostrt::enqueue(s, [&seen, t, i] { seen[t].push_back(i); return ACL_SUCCESS; }) != 0) {
+          std::abort();
+        }
+      }
+    });
+  }
+  for (auto &th : threads) th.join();
+  OK(aclrtSynchronizeStream(h));
+  for (int t = 0; t < 4; ++t) {
+    CHECK(seen[t].size() == 500);
+    for (int i = 0; i < 500; ++i) CHECK(seen[t][i] == i);
+  }
+
+  // Arena: a peer's view through /proc/<pid>/fd/<fd> shows the same bytes.
+  void *p = nullptr;
+  OK(aclrtMalloc(&p, 1 << 20, ACL_MEM_MALLOC_HUGE_ONLY));
+  hostrt::ArenaInfo info = hostrt::arena_info();
+  CHECK(info.fd >= 0 && info.reserved > 0 && info.base != nullptr);
+  uint64_t off = 0;
+  CHECK(hostrt::arena_contains(p, 1 << 20, &off));
+  CHECK(static_cast<const char *>(info.base) + off == p);
+  CHECK(hostrt::arena_contains(static_cast<char *>(p) + 100, 200, &off));
+  CHECK(!hostrt::arena_contains(p, (1 << 20) + 4096, &off));
+  int local = 0;
+  CHECK(!hostrt::arena_contains(&local, sizeof local, &off));
+  CHECK(hostrt::arena_contains(p, 1, &off));
+  std::memset(p, 0x3c, 1 << 20);
+  std::string path = "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(info.fd);
+  int fd = open(path.c_str(), O_RDWR);
+  CHECK(fd >= 0);
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  uint64_t map_off = off & ~(page - 1);
+  size_t map_len = (off - map_off) + (1 << 20);
+  auto *peer = static_cast<unsigned char *>(
+      mmap(nullptr, map_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, static_cast<off_t>(map_off)));
+  CHECK(peer != MAP_FAILED);
+  CHECK(peer[off - map_off] == 0x3c && peer[off - map_off + (1 << 20) - 1] == 0x3c);
+  peer[off - map_off + 5] = 0x11;  // a peer's write is seen locally
+  CHECK(static_cast<unsigned char *>(p)[5] == 0x11);
+  munmap(peer, map_len);
+  close(fd);
+  OK(aclrtFree(p));
+  CHECK(!hostrt::arena_contains(p, 1, &off));
+
+  // Enqueue on a destroyed stream's pointer is not possible through handles.
+  OK(aclrtDestroyStream(h));
+  CHECK(hostrt::resolve_stream(h, "HcclSend", &err) == nullptr && msg_has("HcclSend"));
+
+  OK(aclrtResetDevice(3));
+  OK(aclFinalize());
+  std::puts("hostrt ok");
+  return 0;
+}
