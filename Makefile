@@ -25,9 +25,12 @@ demo: build
 examples/allreduce_c: examples/allreduce.c build
 	$(VENV)/bin/mpicc -O2 -Iinclude $< -o $@ -Lpyhccl/lib -lhccl -lascendcl -lm -Wl,-rpath,'$$ORIGIN/../pyhccl/lib'
 
-# The C example under MPI, then pytest at each rank count (a failing rank aborts the job).
+# The examples on 4 ranks (each checks its own result), then pytest at each rank
+# count (a failing rank aborts the job; every level has a timeout).
 test: build examples/allreduce_c
 	timeout 120 $(MPIEXEC) -n 4 examples/allreduce_c
+	timeout 120 $(MPIEXEC) -n 4 $(PY) examples/allreduce.py
+	timeout 300 $(MPIEXEC) -n 4 $(PY) examples/train.py
 	for n in $(RANKS); do \
 	  echo "=== pytest on $$n rank(s) ==="; \
 	  timeout 1200 $(MPIEXEC) -n $$n $(PY) -m pytest -q $(PYTEST_ARGS) || exit 1; \
