@@ -1,0 +1,49 @@
+// Description of one enqueued operation, packed by the API entry points and
+// run later on the stream's worker thread.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "hccl/hccl_types.h"
+
+namespace hccl {
+
+enum class OpKind {
+  kAllReduce,
+  kBroadcast,
+  kAllGather,
+  kReduceScatter,
+  kBarrier,
+  kReduce,
+  kScatter,
+  kAlltoAll,   // counts/displs filled like AlltoAllV
+  kAllGatherV,
+  kReduceScatterV,
+  kAlltoAllV,
+  kSendRecv,   // HcclSend, HcclRecv, HcclBatchSendRecv, or a group of them
+};
+
+struct P2pItem {
+  bool send;
+  void *buf;
+  uint64_t count;
+  HcclDataType dtype;
+  uint32_t peer;
+};
+
+struct OpDesc {
+  OpKind kind = OpKind::kBarrier;
+  const char *api = "";  // e.g. "HcclAllReduce", for messages
+  const void *send = nullptr;
+  void *recv = nullptr;
+  uint64_t count = 0;  // per-op meaning, as in the C call
+  HcclDataType dtype = HCCL_DATA_TYPE_INT8;
+  HcclReduceOp op = HCCL_REDUCE_SUM;
+  uint32_t root = 0;
+  // V variants, copied at enqueue time (elements, nRanks entries each).
+  std::vector<uint64_t> send_counts, send_displs, recv_counts, recv_displs;
+  std::vector<P2pItem> items;
+};
+
+}  // namespace hccl

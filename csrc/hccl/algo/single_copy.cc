@@ -1,0 +1,78 @@
+#include "hccl/algo/single_copy.h"
+
+#include <cstring>
+
+#include "runtime/hostrt.h"
+
+namespace hccl {
+namespace {
+
+struct ArenaRef {
+  uint32_t usable;
+  int32_t fd;
+  uint64_t size;
+  uint64_t send_off, send_bytes;
+  uint64_t recv_off, recv_bytes;
+};
+
+bool locate(const void *p, size_t bytes, uint64_t *off) {
+  if (bytes == 0 || p == nullptr) {
+    *off = 0;
+    return true;
+  }
+  return hostrt::arena_contains(p, bytes, off);
+}
+
+}  // namespace
+
+HcclResult single_copy_exchange(Ctx &x, const void *send, size_t send_bytes, void *recv,
+                                size_t recv_bytes, bool *ok, PeerViews *views) {
+  ArenaRef mine;
+  std::memset(&mine, 0, sizeof(mine));
+  hostrt::ArenaInfo arena = hostrt::arena_info();
+  mine.fd = arena.fd;
+  mine.size = arena.reserved;
+  mine.send_bytes = send == nullptr ? 0 : send_bytes;
+  mine.recv_bytes = recv == nullptr ? 0 : recv_bytes;
+  mine.usable = arena.fd >= 0 && locate(send, mine.send_bytes, &mine.send_off) &&
+                locate(recv, mine.recv_bytes, &mine.recv_off);
+  uint64_t j = x.next_round();
+  HcclResult r = x.acquire(j);
+  if (r != HCCL_SUCCESS) return r;
+  std::memcpy(x.my_slot(j), &mine, sizeof(mine));
+  x.post(j);
+  if ((r = x.wait_all(j)) != HCCL_SUCCESS) return r;
+
+  std::vector<ArenaRef> refs(x.n);
+  *ok = true;
+  for (int p = 0; p < x.n; ++p) {
+    std::memcpy(&refs[p], x.slot(p, j), sizeof(ArenaRef));
+    if (!refs[p].usable) *ok = false;
+  }
+  if (!*ok) return HCCL_SUCCESS;
+  views->send.assign(x.n, nullptr);
+  views->recv.assign(x.n, nullptr);
+  for (int p = 0; p < x.n; ++p) {
+    const ArenaRef &a = refs[p];
+    if (p == x.me) {
+      views->send[p] = static_cast<const char *>(send);
+      views->recv[p] = static_cast<char *>(recv);
+      continue;
+    }
+    if (a.send_bytes > 0) {
+      views->send[p] = static_cast<const char *>(
+          x.tr.peer_arena(p, a.fd, a.size, a.send_off, a.send_bytes));
+      if (views->send[p] == nullptr)
+        return x.fail(HCCL_E_INTERNAL, "cannot map the device memory of rank " + std::to_string(p));
+    }
+    if (a.recv_bytes > 0) {
+      views->recv[p] = static_cast<char *>(
+          x.tr.peer_arena(p, a.fd, a.size, a.recv_off, a.recv_bytes));
+      if (views->recv[p] == nullptr)
+        return x.fail(HCCL_E_INTERNAL, "cannot map the device memory of rank " + std::to_string(p));
+    }
+  }
+  return HCCL_SUCCESS;
+}
+
+}  // namespace hccl

@@ -1,0 +1,134 @@
+#include "hccl/api/checks.h"
+
+#include <cstring>
+
+#include "hccl/reduce/reduce.h"
+#include "runtime/hostrt.h"
+
+namespace hccl {
+namespace {
+
+bool known_dtype(int v) { return (v >= 0 && v <= 12) || (v >= 14 && v <= 17); }
+
+bool mul_overflows(uint64_t a, uint64_t b, uint64_t *out) {
+  return __builtin_mul_overflow(a, b, out);
+}
+
+}  // namespace
+
+HcclResult check_comm(HcclComm comm, const char *api, std::shared_ptr<Comm> *out) {
+  if (comm == nullptr) {
+    hostrt::set_error("%s: comm is NULL", api);
+    return HCCL_E_PTR;
+  }
+  *out = comm_lookup(comm);
+  if (!*out) {
+    hostrt::set_error("%s: comm %p is not a live communicator (destroyed, or never created)",
+                      api, comm);
+    return HCCL_E_PARA;
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclResult check_ptr(const void *p, const char *api, const char *arg) {
+  if (p != nullptr) return HCCL_SUCCESS;
+  hostrt::set_error("%s: %s is NULL", api, arg);
+  return HCCL_E_PTR;
+}
+
+HcclResult check_dtype(HcclDataType dt, const char *api, const char *arg) {
+  int v = static_cast<int>(dt);
+  if (v >= 0 && v <= 11) return HCCL_SUCCESS;
+  if (known_dtype(v)) {
+    hostrt::set_error("%s: %s %s (%d) is not supported by the pyhccl host runtime", api, arg,
+                      dtype_name(dt), v);
+    return HCCL_E_NOT_SUPPORT;
+  }
+  hostrt::set_error("%s: %s (%d) is not an HcclDataType", api, arg, v);
+  return HCCL_E_PARA;
+}
+
+HcclResult check_reduction(HcclDataType dt, HcclReduceOp op, const char *api) {
+  HCCL_TRY(check_dtype(dt, api));
+  int v = static_cast<int>(op);
+  if (v < 0 || v > 3) {
+    hostrt::set_error("%s: op (%d) is not an HcclReduceOp", api, v);
+    return HCCL_E_PARA;
+  }
+  if (!reduce_supported(dt, op)) {
+    hostrt::set_error("%s: op %s is not supported for dataType %s", api, op_name(op),
+                      dtype_name(dt));
+    return HCCL_E_NOT_SUPPORT;
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclResult check_buffer(const void *p, uint64_t count, uint64_t parts, HcclDataType dt,
+                        const char *api, const char *arg, size_t *bytes) {
+  uint64_t elems, b;
+  if (mul_overflows(count, parts, &elems) || mul_overflows(elems, dtype_size(dt), &b) ||
+      b > (1ull << 62)) {
+    hostrt::set_error("%s: count %llu of %s is too large", api,
+                      static_cast<unsigned long long>(count), dtype_name(dt));
+    return HCCL_E_PARA;
+  }
+  *bytes = static_cast<size_t>(b);
+  if (b > 0 && p == nullptr) {
+    hostrt::set_error("%s: %s is NULL but count is %llu", api, arg,
+                      static_cast<unsigned long long>(count));
+    return HCCL_E_PTR;
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclResult check_rank(uint32_t rank, uint32_t nranks, const char *api, const char *arg) {
+  if (rank < nranks) return HCCL_SUCCESS;
+  hostrt::set_error("%s: %s (%u) must be below the communicator's rank count (%u)", api, arg, rank,
+                    nranks);
+  return HCCL_E_PARA;
+}
+
+HcclResult check_overlap(const char *api, const char *a_name, const void *a, size_t a_bytes,
+                         const char *b_name, const void *b, size_t b_bytes, bool in_place,
+                         const char *rule) {
+  if (a_bytes == 0 || b_bytes == 0 || in_place) return HCCL_SUCCESS;
+  uintptr_t a0 = reinterpret_cast<uintptr_t>(a), b0 = reinterpret_cast<uintptr_t>(b);
+  if (a0 + a_bytes <= b0 || b0 + b_bytes <= a0) return HCCL_SUCCESS;
+  hostrt::set_error("%s: %s [%p, +%zu) and %s [%p, +%zu) overlap but are not in place (%s)", api,
+                    a_name, a, a_bytes, b_name, b, b_bytes, rule);
+  return HCCL_E_PARA;
+}
+
+HcclResult read_counts(const void *arr, uint32_t nranks, const char *api, const char *arg,
+                       std::vector<uint64_t> *out) {
+  HCCL_TRY(check_ptr(arr, api, arg));
+  out->resize(nranks);
+  std::memcpy(out->data(), arr, nranks * sizeof(uint64_t));
+  return HCCL_SUCCESS;
+}
+
+HcclResult check_extent(const void *buf, const std::vector<uint64_t> &counts,
+                        const std::vector<uint64_t> &displs, HcclDataType dt, const char *api,
+                        const char *arg, size_t *bytes) {
+  uint64_t end = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    if (counts[i] == 0) continue;
+    uint64_t e, b;
+    if (__builtin_add_overflow(displs[i], counts[i], &e) || mul_overflows(e, dtype_size(dt), &b) ||
+        b > (1ull << 62)) {
+      hostrt::set_error("%s: block %zu of %s (displacement %llu, count %llu) is too large", api, i,
+                        arg, static_cast<unsigned long long>(displs[i]),
+                        static_cast<unsigned long long>(counts[i]));
+      return HCCL_E_PARA;
+    }
+    if (e > end) end = e;
+  }
+  *bytes = static_cast<size_t>(end * dtype_size(dt));
+  if (*bytes > 0 && buf == nullptr) {
+    hostrt::set_error("%s: %s is NULL but its counts are not all 0", api, arg);
+    return HCCL_E_PTR;
+  }
+  return HCCL_SUCCESS;
+}
+
+}  // namespace hccl

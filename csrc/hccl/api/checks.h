@@ -1,0 +1,50 @@
+// Argument checks of the public entry points, all in one place. Each returns
+// HCCL_SUCCESS, or an error code after setting a message that names the call
+// and the argument (hostrt::set_error; aclGetRecentErrMsg returns it).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "hccl/comm/comm.h"
+#include "hccl/hccl_types.h"
+
+#define HCCL_TRY(expr)                          \
+  do {                                          \
+    HcclResult hccl_try_r_ = (expr);            \
+    if (hccl_try_r_ != HCCL_SUCCESS) return hccl_try_r_; \
+  } while (0)
+
+namespace hccl {
+
+// A live communicator of this process: E_PTR when NULL, E_PARA when stale.
+HcclResult check_comm(HcclComm comm, const char *api, std::shared_ptr<Comm> *out);
+// An output or input pointer that must not be NULL (E_PTR).
+HcclResult check_ptr(const void *p, const char *api, const char *arg);
+// A dtype every collective moves: HCCL types 0..11 (E_PARA unknown value,
+// E_NOT_SUPPORT for a known type we cannot move).
+HcclResult check_dtype(HcclDataType dt, const char *api, const char *arg = "dataType");
+// A dtype/op pair the reduction kernels handle.
+HcclResult check_reduction(HcclDataType dt, HcclReduceOp op, const char *api);
+// A buffer of count * parts elements of dt: NULL only when it is empty;
+// *bytes = its size (E_PARA on overflow). dt must have been checked.
+HcclResult check_buffer(const void *p, uint64_t count, uint64_t parts, HcclDataType dt,
+                        const char *api, const char *arg, size_t *bytes);
+// A rank argument (root, destRank, ...) below nranks.
+HcclResult check_rank(uint32_t rank, uint32_t nranks, const char *api, const char *arg);
+// Two buffers may overlap only when they are exactly in place (`in_place`,
+// as the call defines it, spelled out in `rule`).
+HcclResult check_overlap(const char *api, const char *a_name, const void *a, size_t a_bytes,
+                         const char *b_name, const void *b, size_t b_bytes, bool in_place,
+                         const char *rule);
+// An array of nranks uint64_t counts or displacements (copied into *out).
+HcclResult read_counts(const void *arr, uint32_t nranks, const char *api, const char *arg,
+                       std::vector<uint64_t> *out);
+// Bytes spanned by blocks (counts[i] elements at displs[i]) of dt.
+HcclResult check_extent(const void *buf, const std::vector<uint64_t> &counts,
+                        const std::vector<uint64_t> &displs, HcclDataType dt, const char *api,
+                        const char *arg, size_t *bytes);
+
+}  // namespace hccl

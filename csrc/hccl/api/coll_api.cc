@@ -1,0 +1,164 @@
+// Collective entry points (hccl/hccl.h): check, pack, enqueue.
+#include "hccl/api/checks.h"
+#include "hccl/api/enqueue.h"
+#include "hccl/hccl.h"
+#include "hccl/reduce/reduce.h"
+
+using hccl::Comm;
+using hccl::OpDesc;
+using hccl::OpKind;
+
+extern "C" {
+
+HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType,
+                         HcclReduceOp op, HcclComm comm, aclrtStream stream) {
+  const char *api = "HcclAllReduce";
+  std::shared_ptr<Comm> c;
+  size_t bytes;
+  HCCL_TRY(hccl::check_comm(comm, api, &c));
+  HCCL_TRY(hccl::check_reduction(dataType, op, api));
+  HCCL_TRY(hccl::check_buffer(sendBuf, count, 1, dataType, api, "sendBuf", &bytes));
+  HCCL_TRY(hccl::check_buffer(recvBuf, count, 1, dataType, api, "recvBuf", &bytes));
+  HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, bytes, "recvBuf", recvBuf, bytes,
+                               sendBuf == recvBuf, "sendBuf == recvBuf"));
+  OpDesc d;
+  d.kind = OpKind::kAllReduce;
+  d.api = api;
+  d.send = sendBuf;
+  d.recv = recvBuf;
+  d.count = count;
+  d.dtype = dataType;
+  d.op = op;
+  return hccl::enqueue_op(c, stream, std::move(d));
+}
+
+HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint32_t root,
+                         HcclComm comm, aclrtStream stream) {
+  const char *api = "HcclBroadcast";
+  std::shared_ptr<Comm> c;
+  size_t bytes;
+  HCCL_TRY(hccl::check_comm(comm, api, &c));
+  HCCL_TRY(hccl::check_dtype(dataType, api));
+  HCCL_TRY(hccl::check_rank(root, c->nranks, api, "root"));
+  HCCL_TRY(hccl::check_buffer(buf, count, 1, dataType, api, "buf", &bytes));
+  OpDesc d;
+  d.kind = OpKind::kBroadcast;
+  d.api = api;
+  d.recv = buf;
+  d.count = count;
+  d.dtype = dataType;
+  d.root = root;
+  return hccl::enqueue_op(c, stream, std::move(d));
+}
+
+HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount, HcclDataType dataType,
+                         HcclComm comm, aclrtStream stream) {
+  const char *api = "HcclAllGather";
+  std::shared_ptr<Comm> c;
+  size_t sbytes, rbytes;
+  HCCL_TRY(hccl::check_comm(comm, api, &c));
+  HCCL_TRY(hccl::check_dtype(dataType, api));
+  HCCL_TRY(hccl::check_buffer(sendBuf, sendCount, 1, dataType, api, "sendBuf", &sbytes));
+  HCCL_TRY(hccl::check_buffer(recvBuf, sendCount, c->nranks, dataType, api, "recvBuf", &rbytes));
+  bool in_place = static_cast<char *>(sendBuf) == static_cast<char *>(recvBuf) + c->rank * sbytes;
+  HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, sbytes, "recvBuf", recvBuf, rbytes,
+                               in_place, "sendBuf == recvBuf + rank * sendCount elements"));
+  OpDesc d;
+  d.kind = OpKind::kAllGather;
+  d.api = api;
+  d.send = sendBuf;
+  d.recv = recvBuf;
+  d.count = sendCount;
+  d.dtype = dataType;
+  return hccl::enqueue_op(c, stream, std::move(d));
+}
+
+HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount,
+                             HcclDataType dataType, HcclReduceOp op, HcclComm comm,
+                             aclrtStream stream) {
+  const char *api = "HcclReduceScatter";
+  std::shared_ptr<Comm> c;
+  size_t sbytes, rbytes;
+  HCCL_TRY(hccl::check_comm(comm, api, &c));
+  HCCL_TRY(hccl::check_reduction(dataType, op, api));
+  HCCL_TRY(hccl::check_buffer(sendBuf, recvCount, c->nranks, dataType, api, "sendBuf", &sbytes));
+  HCCL_TRY(hccl::check_buffer(recvBuf, recvCount, 1, dataType, api, "recvBuf", &rbytes));
+  bool in_place = static_cast<char *>(recvBuf) == static_cast<char *>(sendBuf) + c->rank * rbytes;
+  HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, sbytes, "recvBuf", recvBuf, rbytes,
+                               in_place, "recvBuf == sendBuf + rank * recvCount elements"));
+  OpDesc d;
+  d.kind = OpKind::kReduceScatter;
+  d.api = api;
+  d.send = sendBuf;
+  d.recv = recvBuf;
+  d.count = recvCount;
+  d.dtype = dataType;
+  d.op = op;
+  return hccl::enqueue_op(c, stream, std::move(d));
+}
+
+HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType,
+                      HcclReduceOp op, uint32_t root, HcclComm comm, aclrtStream stream) {
+  const char *api = "HcclReduce";
+  std::shared_ptr<Comm> c;
+  size_t bytes;
+  HCCL_TRY(hccl::check_comm(comm, api, &c));
+  HCCL_TRY(hccl::check_reduction(dataType, op, api));
+  HCCL_TRY(hccl::check_rank(root, c->nranks, api, "root"));
+  HCCL_TRY(hccl::check_buffer(sendBuf, count, 1, dataType, api, "sendBuf", &bytes));
+  // recvBuf matters on the root only.
+  if (c->rank == root) {
+    HCCL_TRY(hccl::check_buffer(recvBuf, count, 1, dataType, api, "recvBuf", &bytes));
+    HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, bytes, "recvBuf", recvBuf, bytes,
+                                 sendBuf == recvBuf, "sendBuf == recvBuf"));
+  }
+  OpDesc d;
+  d.kind = OpKind::kReduce;
+  d.api = api;
+  d.send = sendBuf;
+  d.recv = c->rank == root ? recvBuf : nullptr;
+  d.count = count;
+  d.dtype = dataType;
+  d.op = op;
+  d.root = root;
+  return hccl::enqueue_op(c, stream, std::move(d));
+}
+
+HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDataType dataType,
+                       uint32_t root, HcclComm comm, aclrtStream stream) {
+  const char *api = "HcclScatter";
+  std::shared_ptr<Comm> c;
+  size_t sbytes = 0, rbytes;
+  HCCL_TRY(hccl::check_comm(comm, api, &c));
+  HCCL_TRY(hccl::check_dtype(dataType, api));
+  HCCL_TRY(hccl::check_rank(root, c->nranks, api, "root"));
+  HCCL_TRY(hccl::check_buffer(recvBuf, recvCount, 1, dataType, api, "recvBuf", &rbytes));
+  // sendBuf matters on the root only.
+  if (c->rank == root) {
+    HCCL_TRY(hccl::check_buffer(sendBuf, recvCount, c->nranks, dataType, api, "sendBuf", &sbytes));
+    bool in_place = static_cast<char *>(recvBuf) == static_cast<char *>(sendBuf) + root * rbytes;
+    HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, sbytes, "recvBuf", recvBuf, rbytes,
+                                 in_place, "recvBuf == sendBuf + root * recvCount elements"));
+  }
+  OpDesc d;
+  d.kind = OpKind::kScatter;
+  d.api = api;
+  d.send = c->rank == root ? sendBuf : nullptr;
+  d.recv = recvBuf;
+  d.count = recvCount;
+  d.dtype = dataType;
+  d.root = root;
+  return hccl::enqueue_op(c, stream, std::move(d));
+}
+
+HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
+  const char *api = "HcclBarrier";
+  std::shared_ptr<Comm> c;
+  HCCL_TRY(hccl::check_comm(comm, api, &c));
+  OpDesc d;
+  d.kind = OpKind::kBarrier;
+  d.api = api;
+  return hccl::enqueue_op(c, stream, std::move(d));
+}
+
+}  // extern "C"

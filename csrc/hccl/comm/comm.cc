@@ -1,0 +1,95 @@
+#include "hccl/comm/comm.h"
+
+#include <chrono>
+#include <unordered_map>
+
+#include "hccl/bootstrap/bootstrap.h"
+
+namespace hccl {
+namespace {
+
+// Handles look like aligned pointers but are ids, never reused in a process.
+constexpr uint64_t kHandleBase = 0x7ac000000000ull;
+
+std::mutex &registry_mu() {
+  static std::mutex *mu = new std::mutex;
+  return *mu;
+}
+std::unordered_map<uint64_t, std::shared_ptr<Comm>> &registry() {
+  static auto *map = new std::unordered_map<uint64_t, std::shared_ptr<Comm>>;
+  return *map;
+}
+uint64_t g_next_id = 1;
+
+}  // namespace
+
+Comm::~Comm() {
+  transport.reset();
+  bootstrap_close(bootstrap);
+}
+
+void Comm::fail(HcclResult code, const std::string &msg) {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (async_error != HCCL_SUCCESS) return;
+    async_error = code;
+    async_msg = msg;
+  }
+  if (transport) transport->abort(code, msg);
+}
+
+HcclResult Comm::error(std::string *msg) {
+  std::lock_guard<std::mutex> lock(mu);
+  if (msg != nullptr) *msg = async_msg;
+  return async_error;
+}
+
+HcclComm comm_register(std::shared_ptr<Comm> comm) {
+  std::lock_guard<std::mutex> lock(registry_mu());
+  comm->id = kHandleBase + 16 * g_next_id++;
+  registry()[comm->id] = comm;
+  return comm->handle();
+}
+
+std::shared_ptr<Comm> comm_lookup(HcclComm handle) {
+  std::lock_guard<std::mutex> lock(registry_mu());
+  auto it = registry().find(reinterpret_cast<uint64_t>(handle));
+  return it == registry().end() ? nullptr : it->second;
+}
+
+std::shared_ptr<Comm> comm_unregister(HcclComm handle) {
+  std::lock_guard<std::mutex> lock(registry_mu());
+  auto it = registry().find(reinterpret_cast<uint64_t>(handle));
+  if (it == registry().end()) return nullptr;
+  std::shared_ptr<Comm> c = std::move(it->second);
+  registry().erase(it);
+  return c;
+}
+
+std::shared_ptr<Comm> comm_lookup_name(const char *name) {
+  std::lock_guard<std::mutex> lock(registry_mu());
+  std::shared_ptr<Comm> best;
+  for (auto &kv : registry())
+    if (kv.second->name == name && (!best || kv.first < best->id)) best = kv.second;
+  return best;
+}
+
+HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api) {
+  // Work already enqueued still runs: wait for it (each op is bounded by the
+  // exec timeout once it starts). If it does not drain in time (a stream held
+  // up by something else), ops that start later fail fast, and the resources
+  // go with the last task's reference.
+  std::unique_lock<std::mutex> lock(comm->mu);
+  auto limit = std::chrono::seconds(comm->settings.exec_timeout_s + 10);
+  bool drained = comm->cv.wait_for(lock, limit, [&] { return comm->in_flight == 0; });
+  comm->destroyed = true;
+  lock.unlock();
+  if (!drained) {
+    hostrt::set_error("%s: operations of the communicator did not finish within %d s; "
+                      "it was destroyed anyway", api, comm->settings.exec_timeout_s + 10);
+    return HCCL_E_TIMEOUT;
+  }
+  return HCCL_SUCCESS;
+}
+
+}  // namespace hccl

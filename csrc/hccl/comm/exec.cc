@@ -1,0 +1,146 @@
+// Running enqueued operations: tickets keep a communicator's operations in
+// enqueue order across streams; a failure becomes the comm's async error
+// (peers are told through the transport) and later operations fail fast.
+//
+// aclError of a failed task (what aclrtSynchronizeStream returns):
+//   HCCL_E_TIMEOUT                   -> ACL_ERROR_RT_WAIT_TIMEOUT
+//   HCCL_E_PARA (found while running) -> ACL_ERROR_RT_PARAM_INVALID
+//   communicator destroyed           -> ACL_ERROR_RT_INVALID_HANDLE
+//   anything else (peer died/failed) -> ACL_ERROR_RT_INTERNAL_ERROR
+// The HCCL code itself is HcclGetCommAsyncError's answer.
+#include <algorithm>
+#include <chrono>
+
+#include "hccl/algo/ctx.h"
+#include "hccl/comm/comm.h"
+
+namespace hccl {
+namespace {
+
+aclError to_acl(HcclResult r) {
+  switch (r) {
+    case HCCL_SUCCESS: return ACL_SUCCESS;
+    case HCCL_E_TIMEOUT: return ACL_ERROR_RT_WAIT_TIMEOUT;
+    case HCCL_E_PARA: return ACL_ERROR_RT_PARAM_INVALID;
+    default: return ACL_ERROR_RT_INTERNAL_ERROR;
+  }
+}
+
+// Waits until it is this ticket's turn; also snapshots the comm's state.
+// false if that takes longer than the exec timeout (an earlier op of this
+// comm is stuck on another stream).
+bool wait_turn(Comm &c, uint64_t ticket, bool *destroyed, HcclResult *prior, std::string *why) {
+  std::unique_lock<std::mutex> lock(c.mu);
+  if (c.turn != ticket) {
+    auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(c.settings.exec_timeout_s);
+    if (!c.cv.wait_until(lock, limit, [&] { return c.turn == ticket; })) {
+      c.abandoned.push_back(ticket);
+      return false;
+    }
+  }
+  *destroyed = c.destroyed;
+  *prior = c.async_error;
+  if (*prior != HCCL_SUCCESS) *why = c.async_msg;
+  return true;
+}
+
+void finish(Comm &c, uint64_t ticket, bool had_turn) {
+  std::lock_guard<std::mutex> lock(c.mu);
+  if (had_turn) {
+    ++c.turn;
+    for (;;) {
+      auto it = std::find(c.abandoned.begin(), c.abandoned.end(), c.turn);
+      if (it == c.abandoned.end()) break;
+      c.abandoned.erase(it);
+      ++c.turn;
+    }
+  }
+  // Waiters: later tickets on other streams, or HcclCommDestroy.
+  if (--c.in_flight == 0 || c.next_ticket > c.turn) c.cv.notify_all();
+}
+
+// Owned by the enqueued task. If the stream drops the task without running it
+// (ACL "stop on failure" mode after an earlier error), the destructor hands
+// the ticket on and fails the communicator, whose peers would otherwise wait
+// for a collective that never comes.
+struct TicketGuard {
+  std::shared_ptr<Comm> comm;
+  std::shared_ptr<const OpDesc> op;
+  uint64_t ticket = 0;
+  bool ran = false;
+
+  ~TicketGuard() {
+    if (ran || !comm) return;
+    std::string msg = std::string(op->api) +
+                      ": skipped because an earlier task on its stream failed";
+    comm->fail(HCCL_E_INTERNAL, msg);
+    bool my_turn;
+    {
+      std::lock_guard<std::mutex> lock(comm->mu);
+      my_turn = comm->turn == ticket;
+      if (!my_turn) comm->abandoned.push_back(ticket);
+    }
+    finish(*comm, ticket, my_turn);
+  }
+};
+
+aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
+  bool destroyed = false;
+  HcclResult prior = HCCL_SUCCESS;
+  std::string earlier;
+  if (!wait_turn(c, ticket, &destroyed, &prior, &earlier)) {
+    std::string msg = std::string(op.api) + ": timed out after " +
+                      std::to_string(c.settings.exec_timeout_s) +
+                      " s waiting for an earlier operation of the communicator (on another stream)";
+    c.fail(HCCL_E_TIMEOUT, msg);
+    hostrt::set_error("%s", msg.c_str());
+    finish(c, ticket, false);
+    return ACL_ERROR_RT_WAIT_TIMEOUT;
+  }
+  aclError ret = ACL_SUCCESS;
+  if (destroyed) {
+    hostrt::set_error("%s: the communicator was destroyed before this operation ran", op.api);
+    ret = ACL_ERROR_RT_INVALID_HANDLE;
+  } else if (prior != HCCL_SUCCESS) {
+    hostrt::set_error("%s: the communicator failed earlier: %s", op.api, earlier.c_str());
+    ret = to_acl(prior);
+  } else {
+    Ctx x(c, op);
+    HcclResult r = run_op_algorithm(x);
+    if (r != HCCL_SUCCESS) {
+      std::string msg = std::string(op.api) + ": " + x.err.what;
+      c.fail(r, msg);
+      hostrt::set_error("%s", msg.c_str());
+      ret = to_acl(r);
+    }
+  }
+  finish(c, ticket, true);
+  return ret;
+}
+
+}  // namespace
+
+HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream, OpDesc op) {
+  // Declared before the lock: if the stream dropped the task at once, the
+  // guard's destructor (which locks comm->mu) runs after the unlock.
+  auto guard = std::make_shared<TicketGuard>();
+  guard->comm = comm;
+  guard->op = std::make_shared<const OpDesc>(std::move(op));
+  std::lock_guard<std::mutex> lock(comm->mu);
+  guard->ticket = comm->next_ticket++;
+  ++comm->in_flight;
+  aclError e = hostrt::enqueue(stream, [guard]() {
+    guard->ran = true;
+    return run_op(*guard->comm, *guard->op, guard->ticket);
+  });
+  if (e != ACL_SUCCESS) {
+    guard->ran = true;  // never queued: undone here instead
+    --comm->next_ticket;
+    --comm->in_flight;
+    hostrt::set_error("%s: could not enqueue on the stream (aclError %d)", guard->op->api, e);
+    return HCCL_E_RUNTIME;
+  }
+  return HCCL_SUCCESS;
+}
+
+}  // namespace hccl

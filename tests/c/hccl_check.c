@@ -1,0 +1,855 @@
+/*
+ * Multi-process check of libhccl's communicators and collectives, without MPI.
+ *
+ *   hccl_check MODE RANK NRANKS ROOTFILE [ARGS]
+ *
+ * Rank 0 writes HcclGetRootInfo's blob to ROOTFILE (ROOTFILE.b for a second
+ * communicator); the other ranks poll for it. Modes:
+ *   suite [host|device]   every collective x dtypes x ops x counts, in place and
+ *                         not, on two communicators at once; argument errors
+ *   timeout [cfg]         the last rank never calls the collective: the others
+ *                         must fail within seconds (HCCL_EXEC_TIMEOUT=2, or
+ *                         with "cfg" the config's hcclExecTimeOut = 2)
+ *   kill                  the last rank SIGKILLs itself mid-collective: the
+ *                         others must fail, not hang
+ *   mismatch              rank 0 passes another count: all ranks must fail fast
+ *   perf BYTES ITERS [host|device]  time of a float32 sum AllReduce
+ * Each rank prints "rank R: PASS ..." and exits 0 when all went well.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "acl/acl.h"
+#include "hccl/hccl.h"
+
+static int g_rank, g_n, g_fail, g_checks, g_device_mem;
+
+#define CHECK(cond, ...)                                             \
+  do {                                                               \
+    ++g_checks;                                                      \
+    if (!(cond)) {                                                   \
+      ++g_fail;                                                      \
+      fprintf(stderr, "rank %d: FAIL %s:%d: ", g_rank, __FILE__, __LINE__); \
+      fprintf(stderr, __VA_ARGS__);                                  \
+      fprintf(stderr, "\n");                                         \
+    }                                                                \
+  } while (0)
+
+#define HCCL_OK(call)                                                             \
+  do {                                                                            \
+    HcclResult r_ = (call);                                                       \
+    if (r_ != HCCL_SUCCESS) {                                                     \
+      fprintf(stderr, "rank %d: %s:%d: %s -> %d (%s)\n", g_rank, __FILE__, __LINE__, \
+              #call, (int)r_, aclGetRecentErrMsg());                              \
+      exit(2);                                                                    \
+    }                                                                             \
+  } while (0)
+
+#define ACL_OK(call)                                                              \
+  do {                                                                            \
+    aclError e_ = (call);                                                         \
+    if (e_ != ACL_SUCCESS) {                                                      \
+      fprintf(stderr, "rank %d: %s:%d: %s -> %d (%s)\n", g_rank, __FILE__, __LINE__, \
+              #call, (int)e_, aclGetRecentErrMsg());                              \
+      exit(2);                                                                    \
+    }                                                                             \
+  } while (0)
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/* ---- root info through a file ----------------------------------------- */
+
+static void get_root_info(const char *path, HcclRootInfo *ri) {
+  if (g_rank == 0) {
+    char tmp[4096];
+    HCCL_OK(HcclGetRootInfo(ri));
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f || fwrite(ri, sizeof(*ri), 1, f) != 1 || fclose(f) != 0) {
+      perror("write root info");
+      exit(2);
+    }
+    rename(tmp, path);
+    return;
+  }
+  double until = now_s() + 60;
+  for (;;) {
+    FILE *f = fopen(path, "rb");
+    if (f) {
+      size_t got = fread(ri, sizeof(*ri), 1, f);
+      fclose(f);
+      if (got == 1) return;
+    }
+    if (now_s() > until) {
+      fprintf(stderr, "rank %d: no root info in %s\n", g_rank, path);
+      exit(2);
+    }
+    usleep(10000);
+  }
+}
+
+/* name NULL: HcclCommInitRootInfo; else a config with that name, and
+ * buffer_mb / exec_timeout when not 0. */
+static HcclComm make_comm(const char *path, const char *name, uint32_t buffer_mb,
+                          int32_t exec_timeout) {
+  HcclRootInfo ri;
+  HcclComm comm = NULL;
+  get_root_info(path, &ri);
+  if (name == NULL) {
+    HCCL_OK(HcclCommInitRootInfo(g_n, &ri, g_rank, &comm));
+    return comm;
+  }
+  HcclCommConfig cfg;
+  HcclCommConfigInit(&cfg);
+  snprintf(cfg.hcclCommName, sizeof(cfg.hcclCommName), "%s", name);
+  if (buffer_mb) cfg.hcclBufferSize = buffer_mb;
+  if (exec_timeout) cfg.hcclExecTimeOut = exec_timeout;
+  HCCL_OK(HcclCommInitRootInfoConfig(g_n, &ri, g_rank, &cfg, &comm));
+  return comm;
+}
+
+/* ---- typed values ------------------------------------------------------- */
+
+static const HcclDataType kTypes[] = {
+    HCCL_DATA_TYPE_INT8,   HCCL_DATA_TYPE_INT16,  HCCL_DATA_TYPE_INT32,  HCCL_DATA_TYPE_INT64,
+    HCCL_DATA_TYPE_UINT8,  HCCL_DATA_TYPE_UINT16, HCCL_DATA_TYPE_UINT32, HCCL_DATA_TYPE_UINT64,
+    HCCL_DATA_TYPE_FP16,   HCCL_DATA_TYPE_FP32,   HCCL_DATA_TYPE_FP64,   HCCL_DATA_TYPE_BFP16};
+#define NTYPES (sizeof(kTypes) / sizeof(kTypes[0]))
+static const char *kOpNames[] = {"sum", "prod", "max", "min"};
+
+static size_t esize(HcclDataType t) {
+  switch (t) {
+    case HCCL_DATA_TYPE_INT8: case HCCL_DATA_TYPE_UINT8: return 1;
+    case HCCL_DATA_TYPE_INT16: case HCCL_DATA_TYPE_UINT16: case HCCL_DATA_TYPE_FP16:
+    case HCCL_DATA_TYPE_BFP16: return 2;
+    case HCCL_DATA_TYPE_INT32: case HCCL_DATA_TYPE_UINT32: case HCCL_DATA_TYPE_FP32: return 4;
+    default: return 8;
+  }
+}
+
+static int is_unsigned(HcclDataType t) {
+  return t == HCCL_DATA_TYPE_UINT8 || t == HCCL_DATA_TYPE_UINT16 || t == HCCL_DATA_TYPE_UINT32 ||
+         t == HCCL_DATA_TYPE_UINT64;
+}
+
+/* Small integers only, so every sum/product below is exact in every type. */
+static uint16_t f2h(float f) {
+  uint32_t x;
+  memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000;
+  int32_t exp = (int32_t)((x >> 23) & 0xff) - 127 + 15;
+  uint32_t mant = x & 0x7fffff;
+  if (f == 0) return (uint16_t)sign;
+  return (uint16_t)(sign | ((uint32_t)exp << 10) | (mant >> 13));
+}
+static float h2f(uint16_t h) {
+  uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f, mant = h & 0x3ff, x;
+  if (exp == 0 && mant == 0) x = sign;
+  else x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  float f;
+  memcpy(&f, &x, 4);
+  return f;
+}
+
+static void store(HcclDataType t, void *p, size_t i, double v) {
+  switch (t) {
+    case HCCL_DATA_TYPE_INT8: ((int8_t *)p)[i] = (int8_t)v; break;
+    case HCCL_DATA_TYPE_INT16: ((int16_t *)p)[i] = (int16_t)v; break;
+    case HCCL_DATA_TYPE_INT32: ((int32_t *)p)[i] = (int32_t)v; break;
+    case HCCL_DATA_TYPE_INT64: ((int64_t *)p)[i] = (int64_t)v; break;
+    case HCCL_DATA_TYPE_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+    case HCCL_DATA_TYPE_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+    case HCCL_DATA_TYPE_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+    case HCCL_DATA_TYPE_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+    case HCCL_DATA_TYPE_FP16: ((uint16_t *)p)[i] = f2h((float)v); break;
+    case HCCL_DATA_TYPE_FP32: ((float *)p)[i] = (float)v; break;
+    case HCCL_DATA_TYPE_FP64: ((double *)p)[i] = v; break;
+    case HCCL_DATA_TYPE_BFP16: {
+      float f = (float)v;
+      uint32_t x;
+      memcpy(&x, &f, 4);
+      ((uint16_t *)p)[i] = (uint16_t)(x >> 16);
+      break;
+    }
+    default: break;
+  }
+}
+
+static double load(HcclDataType t, const void *p, size_t i) {
+  switch (t) {
+    case HCCL_DATA_TYPE_INT8: return ((const int8_t *)p)[i];
+    case HCCL_DATA_TYPE_INT16: return ((const int16_t *)p)[i];
+    case HCCL_DATA_TYPE_INT32: return ((const int32_t *)p)[i];
+    case HCCL_DATA_TYPE_INT64: return (double)((const int64_t *)p)[i];
+    case HCCL_DATA_TYPE_UINT8: return ((const uint8_t *)p)[i];
+    case HCCL_DATA_TYPE_UINT16: return ((const uint16_t *)p)[i];
+    case HCCL_DATA_TYPE_UINT32: return ((const uint32_t *)p)[i];
+    case HCCL_DATA_TYPE_UINT64: return (double)((const uint64_t *)p)[i];
+    case HCCL_DATA_TYPE_FP16: return h2f(((const uint16_t *)p)[i]);
+    case HCCL_DATA_TYPE_FP32: return ((const float *)p)[i];
+    case HCCL_DATA_TYPE_FP64: return ((const double *)p)[i];
+    case HCCL_DATA_TYPE_BFP16: {
+      uint32_t x = (uint32_t)((const uint16_t *)p)[i] << 16;
+      float f;
+      memcpy(&f, &x, 4);
+      return f;
+    }
+    default: return NAN;
+  }
+}
+
+/* Input of `rank` at element i for reductions with op (or plain data: op -1). */
+static double gen(int op, HcclDataType t, int rank, size_t i) {
+  if (op == HCCL_REDUCE_PROD) return (double)(1 + (i + rank) % 2);
+  long v = (long)((i * 7 + (size_t)rank * 13 + 3) % 11);
+  return is_unsigned(t) ? (double)v : (double)(v - 5);
+}
+
+static double fold(int op, double a, double b) {
+  switch (op) {
+    case HCCL_REDUCE_SUM: return a + b;
+    case HCCL_REDUCE_PROD: return a * b;
+    case HCCL_REDUCE_MAX: return a > b ? a : b;
+    default: return a < b ? a : b;
+  }
+}
+
+static double expect_reduced(int op, HcclDataType t, size_t i) {
+  double acc = gen(op, t, 0, i);
+  for (int r = 1; r < g_n; ++r) acc = fold(op, acc, gen(op, t, r, i));
+  return acc;
+}
+
+/* The reduction kernels (reduce.h) handle every op for types 0..11. */
+static int reducible(HcclDataType t, int op) {
+  (void)t;
+  (void)op;
+  return 1;
+}
+
+static void *alloc(size_t bytes) {
+  void *p = NULL;
+  if (bytes == 0) bytes = 64;
+  if (g_device_mem) ACL_OK(aclrtMalloc(&p, bytes, ACL_MEM_MALLOC_HUGE_FIRST));
+  else p = malloc(bytes);
+  if (!p) exit(3);
+  memset(p, 0xee, bytes);
+  return p;
+}
+static void release(void *p) {
+  if (g_device_mem) aclrtFree(p);
+  else free(p);
+}
+
+static int compare(const char *what, HcclDataType t, const void *buf, size_t i0, size_t count,
+                   double (*want)(size_t, void *), void *ctx) {
+  size_t bad = 0, first = (size_t)-1;
+  for (size_t i = 0; i < count; ++i) {
+    double got = load(t, buf, i0 + i), exp = want(i, ctx);
+    if (!(got == exp)) {
+      if (bad++ == 0) first = i;
+    }
+  }
+  CHECK(bad == 0, "%s: %zu of %zu wrong, first at %zu: got %g want %g", what, bad, count, first,
+        bad ? load(t, buf, i0 + first) : 0.0, bad ? want(first, ctx) : 0.0);
+  return bad == 0;
+}
+
+struct Want {
+  int op;
+  HcclDataType t;
+  int rank;
+  size_t base;
+};
+static double want_reduced(size_t i, void *c) {
+  struct Want *w = c;
+  return expect_reduced(w->op, w->t, w->base + i);
+}
+static double want_plain(size_t i, void *c) {
+  struct Want *w = c;
+  return gen(-1, w->t, w->rank, w->base + i);
+}
+
+/* ---- collectives ------------------------------------------------------- */
+
+static void sync_ok(aclrtStream s, const char *what) {
+  aclError e = aclrtSynchronizeStream(s);
+  CHECK(e == ACL_SUCCESS, "%s: synchronize -> %d (%s)", what, (int)e, aclGetRecentErrMsg());
+}
+
+static void t_allreduce(HcclComm comm, aclrtStream s, HcclDataType t, int op, size_t count,
+                        int in_place) {
+  size_t es = esize(t);
+  char what[128];
+  snprintf(what, sizeof(what), "AllReduce t=%d op=%s count=%zu inplace=%d", (int)t,
+           kOpNames[op], count, in_place);
+  char *send = alloc(count * es), *recv = in_place ? send : alloc(count * es);
+  for (size_t i = 0; i < count; ++i) store(t, send, i, gen(op, t, g_rank, i));
+  HCCL_OK(HcclAllReduce(send, recv, count, t, (HcclReduceOp)op, comm, s));
+  sync_ok(s, what);
+  struct Want w = {op, t, 0, 0};
+  compare(what, t, recv, 0, count, want_reduced, &w);
+  if (!in_place) release(recv);
+  release(send);
+}
+
+static void t_reduce(HcclComm comm, aclrtStream s, HcclDataType t, int op, size_t count, int root,
+                     int in_place) {
+  size_t es = esize(t);
+  char what[128];
+  snprintf(what, sizeof(what), "Reduce t=%d op=%s count=%zu root=%d", (int)t, kOpNames[op], count,
+           root);
+  char *send = alloc(count * es), *recv = in_place ? send : alloc(count * es);
+  for (size_t i = 0; i < count; ++i) store(t, send, i, gen(op, t, g_rank, i));
+  HCCL_OK(HcclReduce(send, g_rank == root ? recv : NULL, count, t, (HcclReduceOp)op, root, comm, s));
+  sync_ok(s, what);
+  struct Want w = {op, t, 0, 0};
+  if (g_rank == root) compare(what, t, recv, 0, count, want_reduced, &w);
+  if (!in_place) release(recv);
+  release(send);
+}
+
+static void t_broadcast(HcclComm comm, aclrtStream s, HcclDataType t, size_t count, int root) {
+  char what[96];
+  snprintf(what, sizeof(what), "Broadcast t=%d count=%zu root=%d", (int)t, count, root);
+  char *buf = alloc(count * esize(t));
+  for (size_t i = 0; i < count; ++i) store(t, buf, i, g_rank == root ? gen(-1, t, root, i) : 99);
+  HCCL_OK(HcclBroadcast(buf, count, t, root, comm, s));
+  sync_ok(s, what);
+  struct Want w = {-1, t, root, 0};
+  compare(what, t, buf, 0, count, want_plain, &w);
+  release(buf);
+}
+
+static void t_allgather(HcclComm comm, aclrtStream s, HcclDataType t, size_t count, int in_place) {
+  size_t es = esize(t);
+  char what[96];
+  snprintf(what, sizeof(what), "AllGather t=%d count=%zu inplace=%d", (int)t, count, in_place);
+  char *recv = alloc(count * es * g_n);
+  char *send = in_place ? recv + g_rank * count * es : alloc(count * es);
+  for (size_t i = 0; i < count; ++i) store(t, send, i, gen(-1, t, g_rank, i));
+  HCCL_OK(HcclAllGather(send, recv, count, t, comm, s));
+  sync_ok(s, what);
+  for (int p = 0; p < g_n; ++p) {
+    struct Want w = {-1, t, p, 0};
+    compare(what, t, recv, p * count, count, want_plain, &w);
+  }
+  if (!in_place) release(send);
+  release(recv);
+}
+
+static void t_reducescatter(HcclComm comm, aclrtStream s, HcclDataType t, int op, size_t count,
+                            int in_place) {
+  size_t es = esize(t);
+  char what[128];
+  snprintf(what, sizeof(what), "ReduceScatter t=%d op=%s count=%zu inplace=%d", (int)t,
+           kOpNames[op], count, in_place);
+  char *send = alloc(count * es * g_n);
+  char *recv = in_place ? send + g_rank * count * es : alloc(count * es);
+  for (size_t i = 0; i < count * g_n; ++i) store(t, send, i, gen(op, t, g_rank, i));
+  HCCL_OK(HcclReduceScatter(send, recv, count, t, (HcclReduceOp)op, comm, s));
+  sync_ok(s, what);
+  struct Want w = {op, t, 0, g_rank * count};
+  compare(what, t, recv, 0, count, want_reduced, &w);
+  if (!in_place) release(recv);
+  release(send);
+}
+
+static void t_scatter(HcclComm comm, aclrtStream s, HcclDataType t, size_t count, int root) {
+  size_t es = esize(t);
+  char what[96];
+  snprintf(what, sizeof(what), "Scatter t=%d count=%zu root=%d", (int)t, count, root);
+  char *send = alloc(count * es * g_n), *recv = alloc(count * es);
+  for (size_t i = 0; i < count * g_n; ++i) store(t, send, i, gen(-1, t, root, i));
+  HCCL_OK(HcclScatter(send, recv, count, t, root, comm, s));
+  sync_ok(s, what);
+  struct Want w = {-1, t, root, g_rank * count};
+  compare(what, t, recv, 0, count, want_plain, &w);
+  release(send);
+  release(recv);
+}
+
+/* AlltoAll: rank p sends block q = gen(p, q*count + i); rank q gets block p from p. */
+static void t_alltoall(HcclComm comm, aclrtStream s, HcclDataType t, size_t count, int in_place) {
+  size_t es = esize(t);
+  char what[96];
+  snprintf(what, sizeof(what), "AlltoAll t=%d count=%zu inplace=%d", (int)t, count, in_place);
+  char *send = alloc(count * es * g_n), *recv = in_place ? send : alloc(count * es * g_n);
+  for (size_t i = 0; i < count * g_n; ++i) store(t, send, i, gen(-1, t, g_rank, i));
+  HCCL_OK(HcclAlltoAll(send, count, t, recv, count, t, comm, s));
+  sync_ok(s, what);
+  for (int p = 0; p < g_n; ++p) {
+    struct Want w = {-1, t, p, g_rank * count};
+    compare(what, t, recv, p * count, count, want_plain, &w);
+  }
+  if (!in_place) release(recv);
+  release(send);
+}
+
+/* V variants: rank p's block for q has (p + 2 q) % 5 * base elements. */
+static uint64_t vcount(int p, int q, size_t base) { return (uint64_t)((p + 2 * q) % 5) * base; }
+
+static void t_alltoallv(HcclComm comm, aclrtStream s, HcclDataType t, size_t base) {
+  size_t es = esize(t);
+  uint64_t sc[64], sd[64], rc[64], rd[64], stot = 0, rtot = 0;
+  char what[96];
+  snprintf(what, sizeof(what), "AlltoAllV t=%d base=%zu", (int)t, base);
+  for (int q = 0; q < g_n; ++q) {
+    sc[q] = vcount(g_rank, q, base);
+    sd[q] = stot + 3;  /* gaps between blocks */
+    stot += sc[q] + 3;
+    rc[q] = vcount(q, g_rank, base);
+    rd[q] = rtot + 1;
+    rtot += rc[q] + 1;
+  }
+  char *send = alloc(stot * es), *recv = alloc(rtot * es);
+  for (int q = 0; q < g_n; ++q)
+    for (size_t i = 0; i < sc[q]; ++i) store(t, send, sd[q] + i, gen(-1, t, g_rank * 64 + q, i));
+  HCCL_OK(HcclAlltoAllV(send, sc, sd, t, recv, rc, rd, t, comm, s));
+  sync_ok(s, what);
+  for (int p = 0; p < g_n; ++p) {
+    struct Want w = {-1, t, p * 64 + g_rank, 0};
+    compare(what, t, recv, rd[p], rc[p], want_plain, &w);
+  }
+  release(send);
+  release(recv);
+}
+
+static void t_allgatherv(HcclComm comm, aclrtStream s, HcclDataType t, size_t base) {
+  size_t es = esize(t);
+  uint64_t rc[64], rd[64], tot = 0;
+  char what[96];
+  snprintf(what, sizeof(what), "AllGatherV t=%d base=%zu", (int)t, base);
+  for (int p = 0; p < g_n; ++p) {
+    rc[p] = vcount(p, 1, base);
+    rd[p] = tot + 2;
+    tot += rc[p] + 2;
+  }
+  char *recv = alloc(tot * es), *send = alloc(rc[g_rank] * es);
+  for (size_t i = 0; i < rc[g_rank]; ++i) store(t, send, i, gen(-1, t, g_rank, i));
+  HCCL_OK(HcclAllGatherV(send, rc[g_rank], recv, rc, rd, t, comm, s));
+  sync_ok(s, what);
+  for (int p = 0; p < g_n; ++p) {
+    struct Want w = {-1, t, p, 0};
+    compare(what, t, recv, rd[p], rc[p], want_plain, &w);
+  }
+  release(send);
+  release(recv);
+}
+
+static void t_reducescatterv(HcclComm comm, aclrtStream s, HcclDataType t, int op, size_t base) {
+  size_t es = esize(t);
+  uint64_t sc[64], sd[64], tot = 0;
+  char what[96];
+  snprintf(what, sizeof(what), "ReduceScatterV t=%d op=%s base=%zu", (int)t, kOpNames[op], base);
+  for (int q = 0; q < g_n; ++q) {
+    sc[q] = vcount(0, q, base) + 1;
+    sd[q] = tot;
+    tot += sc[q];
+  }
+  char *send = alloc(tot * es), *recv = alloc(sc[g_rank] * es);
+  for (size_t i = 0; i < tot; ++i) store(t, send, i, gen(op, t, g_rank, i));
+  HCCL_OK(HcclReduceScatterV(send, sc, sd, recv, sc[g_rank], t, (HcclReduceOp)op, comm, s));
+  sync_ok(s, what);
+  struct Want w = {op, t, 0, sd[g_rank]};
+  compare(what, t, recv, 0, sc[g_rank], want_reduced, &w);
+  release(send);
+  release(recv);
+}
+
+/* Ring exchange: send to rank+1, receive from rank-1, as a batch and as a group. */
+static void t_sendrecv(HcclComm comm, aclrtStream s, HcclDataType t, size_t count, int grouped) {
+  size_t es = esize(t);
+  int to = (g_rank + 1) % g_n, from = (g_rank + g_n - 1) % g_n;
+  char what[96];
+  snprintf(what, sizeof(what), "SendRecv t=%d count=%zu grouped=%d", (int)t, count, grouped);
+  char *send = alloc(count * es), *recv = alloc(count * es);
+  for (size_t i = 0; i < count; ++i) store(t, send, i, gen(-1, t, g_rank, i));
+  if (grouped) {
+    HCCL_OK(HcclGroupStart());
+    HCCL_OK(HcclSend(send, count, t, to, comm, s));
+    HCCL_OK(HcclRecv(recv, count, t, from, comm, s));
+    HCCL_OK(HcclGroupEnd());
+  } else {
+    HcclSendRecvItem items[2] = {{HCCL_SEND, send, count, t, (uint32_t)to},
+                                 {HCCL_RECV, recv, count, t, (uint32_t)from}};
+    HCCL_OK(HcclBatchSendRecv(items, 2, comm, s));
+  }
+  sync_ok(s, what);
+  struct Want w = {-1, t, from, 0};
+  compare(what, t, recv, 0, count, want_plain, &w);
+  release(send);
+  release(recv);
+}
+
+/* ---- determinism ------------------------------------------------------- */
+
+static uint64_t fnv(const void *p, size_t n) {
+  const unsigned char *b = p;
+  uint64_t h = 1469598103934665603ull;
+  for (size_t i = 0; i < n; ++i) h = (h ^ b[i]) * 1099511628211ull;
+  return h;
+}
+
+/* Fractional inputs, so rounding depends on the order of the fold: every path
+ * must give exactly ((x0 + x1) + x2) + ... in rank order, and every rank the
+ * same bits (compared through an AllGather of hashes). */
+static void t_determinism(HcclComm comm, aclrtStream s, HcclDataType t, size_t count) {
+  size_t es = esize(t);
+  char what[96];
+  snprintf(what, sizeof(what), "determinism t=%d count=%zu", (int)t, count);
+  char *buf = alloc(count * es), *ref = malloc(count * es + 8);
+  for (size_t i = 0; i < count; ++i) {
+    double acc = 0;
+    float facc = 0;
+    for (int r = 0; r < g_n; ++r) {
+      double v = (double)((i * 37 + (size_t)r * 101) % 1000) * 0.0013 + r * 0.3337;
+      if (r == g_rank) store(t, buf, i, v);
+      float fv = (float)v;
+      facc = r == 0 ? fv : facc + fv;
+      acc = r == 0 ? v : acc + v;
+    }
+    if (t == HCCL_DATA_TYPE_FP32) ((float *)ref)[i] = facc;
+    if (t == HCCL_DATA_TYPE_FP64) ((double *)ref)[i] = acc;
+  }
+  HCCL_OK(HcclAllReduce(buf, buf, count, t, HCCL_REDUCE_SUM, comm, s));
+  sync_ok(s, what);
+  if (t == HCCL_DATA_TYPE_FP32 || t == HCCL_DATA_TYPE_FP64)
+    CHECK(memcmp(buf, ref, count * es) == 0, "%s: not the rank-order fold", what);
+  uint64_t *hashes = alloc(8 * g_n), *mine = alloc(8);
+  *mine = fnv(buf, count * es);
+  HCCL_OK(HcclAllGather(mine, hashes, 1, HCCL_DATA_TYPE_UINT64, comm, s));
+  sync_ok(s, what);
+  for (int r = 0; r < g_n; ++r) CHECK(hashes[r] == *mine, "%s: rank %d has other bits", what, r);
+  release(hashes);
+  release(mine);
+  release(buf);
+  free(ref);
+}
+
+/* ---- argument errors ---------------------------------------------------- */
+
+static void expect_err(HcclResult got, HcclResult want, const char *call, const char *word) {
+  const char *msg = aclGetRecentErrMsg();
+  CHECK(got == want, "%s returned %d, want %d (%s)", call, (int)got, (int)want, msg ? msg : "");
+  CHECK(msg && strstr(msg, call), "%s: message \"%s\" does not name the call", call, msg ? msg : "");
+  if (word) CHECK(msg && strstr(msg, word), "%s: message \"%s\" lacks \"%s\"", call, msg ? msg : "", word);
+}
+
+static void t_errors(HcclComm comm, aclrtStream s) {
+  float a[8], b[8];
+  uint32_t u;
+  expect_err(HcclAllReduce(a, b, 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, NULL, s), HCCL_E_PTR,
+             "HcclAllReduce", "comm");
+  expect_err(HcclAllReduce(NULL, b, 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s), HCCL_E_PTR,
+             "HcclAllReduce", "sendBuf");
+  expect_err(HcclAllReduce(a, b, 8, (HcclDataType)99, HCCL_REDUCE_SUM, comm, s), HCCL_E_PARA,
+             "HcclAllReduce", "dataType");
+  expect_err(HcclAllReduce(a, b, 8, HCCL_DATA_TYPE_INT128, HCCL_REDUCE_SUM, comm, s),
+             HCCL_E_NOT_SUPPORT, "HcclAllReduce", "dataType");
+  expect_err(HcclAllReduce(a, b, 8, HCCL_DATA_TYPE_FP32, (HcclReduceOp)7, comm, s), HCCL_E_PARA,
+             "HcclAllReduce", "op");
+  expect_err(HcclAllReduce(a, a + 1, 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s),
+             HCCL_E_PARA, "HcclAllReduce", "overlap");
+  expect_err(HcclBroadcast(a, 8, HCCL_DATA_TYPE_FP32, (uint32_t)g_n, comm, s), HCCL_E_PARA,
+             "HcclBroadcast", "root");
+  expect_err(HcclSend(a, 8, HCCL_DATA_TYPE_FP32, (uint32_t)g_n + 3, comm, s), HCCL_E_PARA,
+             "HcclSend", "destRank");
+  expect_err(HcclAlltoAll(a, 1, HCCL_DATA_TYPE_FP32, b, 2, HCCL_DATA_TYPE_FP32, comm, s),
+             HCCL_E_PARA, "HcclAlltoAll", "recvCount");
+  expect_err(HcclGetRankSize(comm, NULL), HCCL_E_PTR, "HcclGetRankSize", "rankSize");
+  expect_err(HcclGetRankSize((HcclComm)(uintptr_t)0x1234, &u), HCCL_E_PARA, "HcclGetRankSize",
+             "comm");
+  expect_err(HcclCommInitClusterInfo("x", 0, NULL), HCCL_E_NOT_SUPPORT, "HcclCommInitClusterInfo",
+             "not supported");
+  expect_err(HcclGroupEnd(), HCCL_E_PARA, "HcclGroupEnd", NULL);
+  HcclCommConfig cfg;
+  HcclCommConfigInit(&cfg);
+  memset(cfg.reserved + 8, 0, 4); /* bad magic */
+  HcclRootInfo ri;
+  memset(&ri, 0, sizeof(ri));
+  HcclComm c2;
+  expect_err(HcclCommInitRootInfoConfig(1, &ri, 0, &cfg, &c2), HCCL_E_PARA,
+             "HcclCommInitRootInfoConfig", "magic");
+  CHECK(strlen(HcclGetErrorString(HCCL_E_TIMEOUT)) > 0, "error string");
+  CHECK(HcclGetCommConfigCapability() == HCCL_COMM_CONFIG_RESERVED, "capability");
+  HcclConfigValue v = {1};
+  HCCL_OK(HcclSetConfig(HCCL_DETERMINISTIC, v));
+  v.value = -5;
+  HCCL_OK(HcclGetConfig(HCCL_DETERMINISTIC, &v));
+  CHECK(v.value == 1, "HcclGetConfig deterministic = %d", v.value);
+  uint32_t ndev = 0;
+  ACL_OK(aclrtGetDeviceCount(&ndev));
+  if (ndev >= 2) { /* a stream of another device is refused */
+    aclrtStream other;
+    ACL_OK(aclrtSetDevice(1));
+    ACL_OK(aclrtCreateStream(&other));
+    expect_err(HcclAllReduce(a, b, 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, other),
+               HCCL_E_PARA, "HcclAllReduce", "stream belongs to device 1, communicator to device 0");
+    ACL_OK(aclrtDestroyStream(other));
+    ACL_OK(aclrtSetDevice(0));
+  }
+  HcclResult ae = HCCL_E_INTERNAL;
+  HCCL_OK(HcclGetCommAsyncError(comm, &ae));
+  CHECK(ae == HCCL_SUCCESS, "async error %d on a healthy comm", (int)ae);
+}
+
+/* ---- modes ---------------------------------------------------------------- */
+
+static void run_suite(HcclComm comm, aclrtStream s, int big) {
+  static const size_t counts[] = {0, 1, 7, 1000};
+  size_t nc = sizeof(counts) / sizeof(counts[0]);
+  for (size_t ti = 0; ti < NTYPES; ++ti) {
+    HcclDataType t = kTypes[ti];
+    for (size_t ci = 0; ci < nc; ++ci) {
+      size_t c = counts[ci];
+      for (int op = 0; op < 4; ++op) {
+        if (!reducible(t, op)) continue;
+        t_allreduce(comm, s, t, op, c, (int)(ci & 1));
+        t_reducescatter(comm, s, t, op, c, (int)((ci >> 1) & 1));
+        t_reduce(comm, s, t, op, c, (int)(ci % g_n), 0);
+      }
+      t_broadcast(comm, s, t, c, (int)(ci % g_n));
+      t_allgather(comm, s, t, c, (int)(ci & 1));
+      t_scatter(comm, s, t, c, g_n - 1);
+      t_alltoall(comm, s, t, c, (int)(ci & 1));
+      t_sendrecv(comm, s, t, c, (int)(ci & 1));
+    }
+    t_alltoallv(comm, s, t, 3);
+    t_allgatherv(comm, s, t, 5);
+    if (reducible(t, 0)) t_reducescatterv(comm, s, t, (int)(ti % 4), 4);
+  }
+  HCCL_OK(HcclBarrier(comm, s));
+  sync_ok(s, "Barrier");
+  static const HcclDataType ftypes[] = {HCCL_DATA_TYPE_FP32, HCCL_DATA_TYPE_FP64,
+                                        HCCL_DATA_TYPE_FP16, HCCL_DATA_TYPE_BFP16};
+  for (int k = 0; k < 4; ++k) {
+    t_determinism(comm, s, ftypes[k], 1000);   /* latency path */
+    t_determinism(comm, s, ftypes[k], 100003); /* chunked, or single copy */
+  }
+  if (!big) return;
+  const size_t n = 1000003;
+  t_allreduce(comm, s, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, n, 0);
+  t_allreduce(comm, s, HCCL_DATA_TYPE_BFP16, HCCL_REDUCE_SUM, n, 1);
+  t_allreduce(comm, s, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_MAX, n, 0);
+  t_allreduce(comm, s, HCCL_DATA_TYPE_FP16, HCCL_REDUCE_PROD, n, 1);
+  t_allreduce(comm, s, HCCL_DATA_TYPE_INT8, HCCL_REDUCE_MIN, n, 0);
+  t_reduce(comm, s, HCCL_DATA_TYPE_FP64, HCCL_REDUCE_SUM, n, g_n - 1, 1);
+  t_reducescatter(comm, s, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, n, 0);
+  t_reducescatter(comm, s, HCCL_DATA_TYPE_INT16, HCCL_REDUCE_MIN, n, 1);
+  t_broadcast(comm, s, HCCL_DATA_TYPE_INT64, n, g_n - 1);
+  t_allgather(comm, s, HCCL_DATA_TYPE_FP32, n, 1);
+  t_allgather(comm, s, HCCL_DATA_TYPE_UINT8, n, 0);
+  t_scatter(comm, s, HCCL_DATA_TYPE_FP16, n, 0);
+  t_alltoall(comm, s, HCCL_DATA_TYPE_FP32, n / 3, 1);
+  t_alltoallv(comm, s, HCCL_DATA_TYPE_INT32, 100003);
+  t_allgatherv(comm, s, HCCL_DATA_TYPE_UINT16, 200001);
+  t_reducescatterv(comm, s, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, 200001);
+  t_sendrecv(comm, s, HCCL_DATA_TYPE_FP64, n, 1);
+  t_sendrecv(comm, s, HCCL_DATA_TYPE_INT8, n, 0);
+}
+
+/* Two communicators at once: interleaved ops on both, on two streams. */
+static void run_two_comms(HcclComm a, HcclComm b, aclrtStream sa, aclrtStream sb) {
+  const size_t n = 300001;
+  float *x = alloc(n * 4), *y = alloc(n * 4);
+  for (int it = 0; it < 3; ++it) {
+    for (size_t i = 0; i < n; ++i) {
+      x[i] = (float)gen(0, HCCL_DATA_TYPE_FP32, g_rank, i);
+      y[i] = (float)gen(0, HCCL_DATA_TYPE_FP32, g_rank, i + 1);
+    }
+    HCCL_OK(HcclAllReduce(x, x, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, a, sa));
+    HCCL_OK(HcclAllReduce(y, y, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, b, sb));
+    sync_ok(sa, "two comms a");
+    sync_ok(sb, "two comms b");
+    struct Want wa = {0, HCCL_DATA_TYPE_FP32, 0, 0}, wb = {0, HCCL_DATA_TYPE_FP32, 0, 1};
+    compare("two comms a", HCCL_DATA_TYPE_FP32, x, 0, n, want_reduced, &wa);
+    compare("two comms b", HCCL_DATA_TYPE_FP32, y, 0, n, want_reduced, &wb);
+  }
+  char na[128] = "", nb[128] = "";
+  HCCL_OK(HcclGetCommName(a, na));
+  HCCL_OK(HcclGetCommName(b, nb));
+  CHECK(strcmp(na, "check_a") == 0 && strcmp(nb, "check_b") == 0, "names %s %s", na, nb);
+  HcclComm found = NULL;
+  HCCL_OK(HcclCommGetHandleWithName("check_b", &found));
+  CHECK(found == b, "HcclCommGetHandleWithName");
+  release(x);
+  release(y);
+}
+
+static void *suicide(void *arg) {
+  usleep((useconds_t)(intptr_t)arg);
+  raise(SIGKILL);
+  return NULL;
+}
+
+/* The last rank dies (kill) or stays away (timeout); the others must get an error. */
+static int run_failure(HcclComm comm, aclrtStream s, int kill_mode) {
+  const size_t n = 1 << 20;
+  float *x = alloc(n * 4);
+  for (size_t i = 0; i < n; ++i) x[i] = 1.0f;
+  int victim = g_n - 1;
+  if (g_rank == victim && !kill_mode) {
+    sleep(6);
+    HCCL_OK(HcclCommDestroy(comm));
+    release(x);
+    printf("rank %d: PASS stayed away\n", g_rank);
+    return 0;
+  }
+  if (g_rank == victim) {
+    pthread_t th;
+    pthread_create(&th, NULL, suicide, (void *)(intptr_t)300000);
+  }
+  /* Stop-on-failure stream: the Barrier queued behind the AllReduce that
+   * fails is dropped unrun, which must hang neither it nor HcclCommDestroy. */
+  ACL_OK(aclrtSetStreamFailureMode(s, 1));
+  double t0 = now_s();
+  aclError e = ACL_SUCCESS;
+  int iters = 0;
+  while (e == ACL_SUCCESS && now_s() - t0 < 40) {
+    HcclResult r = HcclAllReduce(x, x, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, comm, s);
+    if (r == HCCL_SUCCESS) r = HcclBarrier(comm, s);
+    if (r != HCCL_SUCCESS) {
+      e = ACL_ERROR_RT_INTERNAL_ERROR;
+      break;
+    }
+    e = aclrtSynchronizeStream(s);
+    ++iters;
+  }
+  double dt = now_s() - t0;
+  HcclResult ae = HCCL_SUCCESS;
+  HCCL_OK(HcclGetCommAsyncError(comm, &ae));
+  CHECK(e != ACL_SUCCESS, "no error after %.1f s", dt);
+  CHECK(ae == HCCL_E_TIMEOUT || ae == HCCL_E_REMOTE, "async error %d", (int)ae);
+  CHECK(dt < (kill_mode ? 10.0 : 8.0), "error took %.1f s", dt);
+  printf("rank %d: error %d async %d after %.2f s, %d iterations: %s\n", g_rank, (int)e, (int)ae,
+         dt, iters, aclGetRecentErrMsg());
+  /* Later collectives fail fast instead of waiting again. */
+  double t1 = now_s();
+  HcclResult r = HcclAllReduce(x, x, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, comm, s);
+  if (r == HCCL_SUCCESS) e = aclrtSynchronizeStream(s);
+  CHECK(r != HCCL_SUCCESS || e != ACL_SUCCESS, "second collective succeeded");
+  CHECK(now_s() - t1 < 1.0, "second collective took %.1f s", now_s() - t1);
+  release(x);
+  double t2 = now_s();
+  HCCL_OK(HcclCommDestroy(comm));
+  CHECK(now_s() - t2 < 2.0, "HcclCommDestroy took %.1f s", now_s() - t2);
+  if (g_fail == 0) printf("rank %d: PASS detected failure\n", g_rank);
+  return g_fail != 0;
+}
+
+/* Rank 0 calls a different collective (or count) than the others: everyone
+ * must get an error that says so, quickly, instead of garbage or a hang. */
+static int run_mismatch(HcclComm comm, aclrtStream s) {
+  float x[64];
+  for (int i = 0; i < 64; ++i) x[i] = 1.0f;
+  double t0 = now_s();
+  if (g_rank == 0) HCCL_OK(HcclAllReduce(x, x, 10, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+  else HCCL_OK(HcclAllReduce(x, x, 20, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+  aclError e = aclrtSynchronizeStream(s);
+  const char *msg = aclGetRecentErrMsg();
+  CHECK(e != ACL_SUCCESS, "mismatched counts were not detected");
+  CHECK(msg && (strstr(msg, "differs between ranks") || strstr(msg, "failed (")),
+        "message: %s", msg ? msg : "");
+  CHECK(now_s() - t0 < 5.0, "detection took %.1f s", now_s() - t0);
+  printf("rank %d: mismatch -> %d: %s\n", g_rank, (int)e, msg ? msg : "");
+  if (g_fail == 0) printf("rank %d: PASS mismatch detected\n", g_rank);
+  return g_fail != 0;
+}
+
+static int run_perf(HcclComm comm, aclrtStream s, size_t bytes, int iters) {
+  size_t n = bytes / 4;
+  float *x = alloc(n * 4), *y = alloc(n * 4);
+  for (size_t i = 0; i < n; ++i) x[i] = (float)(i % 7);
+  for (int i = 0; i < 3; ++i)
+    HCCL_OK(HcclAllReduce(x, y, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+  HCCL_OK(HcclBarrier(comm, s));
+  ACL_OK(aclrtSynchronizeStream(s));
+  double t0 = now_s();
+  for (int i = 0; i < iters; ++i)
+    HCCL_OK(HcclAllReduce(x, y, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+  ACL_OK(aclrtSynchronizeStream(s));
+  double us = (now_s() - t0) / iters * 1e6;
+  int bad = 0;
+  for (size_t i = 0; i < n; ++i) bad += y[i] != (float)(i % 7) * g_n;
+  CHECK(bad == 0, "perf result wrong in %d elements", bad);
+  printf("rank %d: PASS perf bytes=%zu time_us=%.1f busbw_GBps=%.3f\n", g_rank, bytes, us,
+         bytes / us * 1e-3 * 2.0 * (g_n - 1) / g_n);
+  release(x);
+  release(y);
+  return g_fail != 0;
+}
+
+int main(int argc, char **argv) {
+  if (argc < 5) {
+    fprintf(stderr, "usage: %s suite|timeout|kill|perf RANK NRANKS ROOTFILE [args]\n", argv[0]);
+    return 2;
+  }
+  const char *mode = argv[1];
+  g_rank = atoi(argv[2]);
+  g_n = atoi(argv[3]);
+  const char *rootfile = argv[4];
+  const char *mem = argc > 5 ? argv[argc - 1] : "host";
+  g_device_mem = strcmp(mem, "device") == 0;
+  setvbuf(stdout, NULL, _IOLBF, 0);
+  ACL_OK(aclInit(NULL));
+  ACL_OK(aclrtSetDevice(0));
+  aclrtStream s;
+  ACL_OK(aclrtCreateStream(&s));
+  /* timeout cfg: the 2 s limit comes from the config, not HCCL_EXEC_TIMEOUT. */
+  int cfg_timeout = strcmp(mode, "timeout") == 0 && argc > 5 && strcmp(argv[5], "cfg") == 0;
+  HcclComm comm = strcmp(mode, "suite") == 0 || cfg_timeout
+                      ? make_comm(rootfile, "check_a", 0, cfg_timeout ? 2 : 0)
+                      : make_comm(rootfile, NULL, 0, 0);
+  uint32_t size = 0, rank = 99;
+  HCCL_OK(HcclGetRankSize(comm, &size));
+  HCCL_OK(HcclGetRankId(comm, &rank));
+  CHECK(size == (uint32_t)g_n && rank == (uint32_t)g_rank, "rank %u size %u", rank, size);
+  int rc = 0;
+  if (strcmp(mode, "suite") == 0) {
+    char path_b[4096];
+    snprintf(path_b, sizeof(path_b), "%s.b", rootfile);
+    HcclComm comm_b = make_comm(path_b, "check_b", 1, 0); /* 1 MB: smaller slots */
+    aclrtStream sb;
+    ACL_OK(aclrtCreateStream(&sb));
+    t_errors(comm, s);
+    run_suite(comm, s, 1);
+    run_suite(comm_b, NULL, 0); /* NULL = the default stream */
+    run_two_comms(comm, comm_b, s, sb);
+    HCCL_OK(HcclCommDestroy(comm_b));
+    uint32_t u;
+    expect_err(HcclGetRankSize(comm_b, &u), HCCL_E_PARA, "HcclGetRankSize", "not a live");
+    ACL_OK(aclrtDestroyStream(sb));
+    rc = g_fail != 0;
+    if (!rc) printf("rank %d: PASS suite %d checks (%s memory)\n", g_rank, g_checks, mem);
+  } else if (strcmp(mode, "timeout") == 0 || strcmp(mode, "kill") == 0) {
+    rc = run_failure(comm, s, strcmp(mode, "kill") == 0);
+    comm = NULL; /* destroyed there */
+  } else if (strcmp(mode, "mismatch") == 0) {
+    rc = run_mismatch(comm, s);
+  } else if (strcmp(mode, "perf") == 0 && argc > 6) {
+    rc = run_perf(comm, s, (size_t)atoll(argv[5]), atoi(argv[6]));
+  } else {
+    fprintf(stderr, "bad mode %s\n", mode);
+    rc = 2;
+  }
+  if (comm) HCCL_OK(HcclCommDestroy(comm));
+  ACL_OK(aclrtDestroyStream(s));
+  aclrtResetDevice(0);
+  aclFinalize();
+  return rc;
+}

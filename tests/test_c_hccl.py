@@ -1,0 +1,165 @@
+"""libhccl's communicators and collectives from C, without MPI: tests/c/hccl_check.c
+is compiled against build/lib (make -C csrc) and started once per rank; rank 0
+writes the root info to a file that the other ranks read.
+
+Covers every collective x dtypes x ops x counts (0, 1, 7, 1000, 1000003), in
+place and not, host and aclrtMalloc memory, 1/2/3/4 ranks, two communicators
+at once, each forced algorithm path, argument errors, a rank that never joins
+a collective (HCCL_EXEC_TIMEOUT=2), a rank killed mid-collective, and that
+nothing is left in /dev/shm.
+
+Under mpiexec only the first rank runs these (they start their own processes).
+"""
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+LIB = ROOT / "build" / "lib"
+SOURCE = ROOT / "tests" / "c" / "hccl_check.c"
+
+
+def _launcher_rank():
+    """Rank given by an MPI launcher's environment (0 when not under one)."""
+    for var in ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK"):
+        if os.environ.get(var, "").isdigit():
+            return int(os.environ[var])
+    return 0
+
+
+pytestmark = [
+    pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not found"),
+    pytest.mark.skipif(_launcher_rank() != 0, reason="runs on the first MPI rank only"),
+]
+
+
+def _shm_names():
+    try:
+        return {n for n in os.listdir("/dev/shm") if n.startswith("pyhccl-")}
+    except FileNotFoundError:
+        return set()
+
+
+@pytest.fixture(scope="module")
+def exe(tmp_path_factory):
+    """The compiled checker, linked against freshly built libraries."""
+    build = subprocess.run(["make", "-C", str(ROOT / "csrc"), "-j2"], capture_output=True,
+                           text=True, timeout=900)
+    assert build.returncode == 0, f"make -C csrc failed:\n{build.stdout}\n{build.stderr}"
+    out = tmp_path_factory.mktemp("hccl_check") / "hccl_check"
+    cmd = ["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{ROOT / 'include'}",
+           str(SOURCE), f"-L{LIB}", "-lhccl", "-lascendcl", f"-Wl,-rpath,{LIB}", "-lpthread",
+           "-lm", "-o", str(out)]
+    cc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert cc.returncode == 0, f"compile failed:\n{cc.stderr}"
+    return out
+
+
+@pytest.fixture(autouse=True)
+def no_shm_leftovers():
+    """Every test leaves /dev/shm as it found it."""
+    before = _shm_names()
+    yield
+    left = _shm_names() - before
+    assert not left, f"left in /dev/shm: {sorted(left)}"
+
+
+def run_ranks(exe, tmp_path, n, mode, *args, env=None, timeout=120):
+    """Start n ranks of the checker; return [(returncode, output)] in rank order."""
+    rootfile = tmp_path / f"root-{mode}-{n}-{time.monotonic_ns()}"
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("PYHCCL_")}
+    full_env.setdefault("HCCL_CONNECT_TIMEOUT", "60")
+    full_env.setdefault("HCCL_EXEC_TIMEOUT", "60")
+    full_env.update(env or {})
+    procs = [subprocess.Popen([str(exe), mode, str(r), str(n), str(rootfile), *map(str, args)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=full_env) for r in range(n)]
+    results = []
+    deadline = time.monotonic() + timeout
+    try:
+        for p in procs:
+            out, _ = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            results.append((p.returncode, out))
+    except subprocess.TimeoutExpired:
+        for p in procs:
+            p.kill()
+        outs = [p.communicate()[0] for p in procs]
+        pytest.fail(f"{mode} with {n} ranks timed out after {timeout} s:\n" +
+                    "\n".join(f"--- rank {r}\n{o}" for r, o in enumerate(outs)))
+    return results
+
+
+def assert_all_pass(results, what):
+    report = "\n".join(f"--- rank {r} (exit {rc})\n{out}" for r, (rc, out) in enumerate(results))
+    for r, (rc, out) in enumerate(results):
+        assert rc == 0 and f"rank {r}: PASS" in out, f"{what}: rank {r} failed\n{report}"
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("mem", ["host", "device"])
+@pytest.mark.parametrize("nranks", [1, 2, 3, 4])
+def test_suite(exe, tmp_path, nranks, mem):
+    """All collectives, dtypes, ops and counts on two communicators; argument errors."""
+    assert_all_pass(run_ranks(exe, tmp_path, nranks, "suite", mem), f"suite n={nranks} {mem}")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("env", [
+    {"PYHCCL_ALGO": "allreduce:latency,reduce:latency"},
+    {"PYHCCL_ALGO": "allreduce:chunked,reduce:chunked"},
+    {"PYHCCL_ALGO": "allreduce:single,reduce:single,broadcast:single,allgather:single,"
+                    "reducescatter:single"},
+    {"PYHCCL_SLOT_BYTES": "64K", "PYHCCL_P2P_BYTES": "4K", "PYHCCL_LATENCY_BYTES": "1",
+     "PYHCCL_NT_BYTES": "1"},
+], ids=["latency", "chunked", "single", "small-slots"])
+def test_forced_paths(exe, tmp_path, env):
+    """Each algorithm path, forced, gives the same exact results (4 ranks, aclrtMalloc memory)."""
+    assert_all_pass(run_ranks(exe, tmp_path, 4, "suite", "device", env=env), f"suite {env}")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("source", ["env", "cfg"])
+def test_rank_never_calls(exe, tmp_path, source):
+    """A 2 s exec timeout (HCCL_EXEC_TIMEOUT or the config's hcclExecTimeOut) and the
+    last rank stays away: the others fail within seconds."""
+    t0 = time.monotonic()
+    if source == "env":
+        results = run_ranks(exe, tmp_path, 4, "timeout", env={"HCCL_EXEC_TIMEOUT": "2"},
+                            timeout=60)
+    else:
+        results = run_ranks(exe, tmp_path, 4, "timeout", "cfg", timeout=60)
+    assert_all_pass(results, "timeout")
+    for rc, out in results[:-1]:
+        assert "timed out after 2 s waiting for rank 3" in out, out
+    assert time.monotonic() - t0 < 40
+
+
+@pytest.mark.timeout(120)
+def test_rank_killed(exe, tmp_path):
+    """The last rank is SIGKILLed mid-collective: the others get an error, not a hang."""
+    results = run_ranks(exe, tmp_path, 4, "kill", timeout=60)
+    assert results[-1][0] == -9, f"victim exit {results[-1][0]}\n{results[-1][1]}"
+    assert_all_pass(results[:-1], "kill")
+    for rc, out in results[:-1]:
+        assert "rank 3 (pid" in out, out
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("nranks", [2, 4])
+def test_mismatched_collectives(exe, tmp_path, nranks):
+    """Ranks passing different counts get an error naming the mismatch, not garbage."""
+    results = run_ranks(exe, tmp_path, nranks, "mismatch", timeout=60)
+    assert_all_pass(results, "mismatch")
+    assert any("differs between ranks" in out for _, out in results), results
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("nranks", [2, 4])
+def test_timing_mode(exe, tmp_path, nranks):
+    """The timing mode runs and checks its result (numbers are not asserted: shared machine)."""
+    results = run_ranks(exe, tmp_path, nranks, "perf", 4 << 20, 5, "device")
+    assert_all_pass(results, "perf")
