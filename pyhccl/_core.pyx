@@ -1,0 +1,60 @@
+# cython: embedsignature=True
+"""pyhccl core: Python classes over the ACL runtime and HCCL C API.
+
+One .pxi per subsystem lives in pyhccl/src/ (not importable), included below.
+"""
+
+from cpython.buffer cimport PyObject_CheckBuffer
+from cpython.bytes cimport PyBytes_FromStringAndSize
+from cpython.pycapsule cimport PyCapsule_New, PyCapsule_IsValid, PyCapsule_GetPointer
+from cpython.ref cimport Py_INCREF, Py_DECREF
+from libc.stdint cimport (int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
+                          uintptr_t)
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy, memset
+
+cimport numpy as cnp
+
+from pyhccl.libacl cimport *
+from pyhccl.libhccl cimport *
+
+import atexit
+import contextlib
+import operator
+import os
+import sys
+import threading
+import warnings
+import weakref
+from collections import deque
+from enum import IntEnum
+
+import numpy as np
+
+cnp.import_array()
+
+cdef extern from *:
+    """
+    #ifdef PYHCCL_CANN
+    #define PYHCCL_HOST_RUNTIME 0
+    #else
+    #define PYHCCL_HOST_RUNTIME 1
+    #endif
+    """
+    bint PYHCCL_HOST_RUNTIME
+
+HOST_RUNTIME = bool(PYHCCL_HOST_RUNTIME)
+
+include "src/errors.pxi"
+include "src/enums.pxi"
+include "src/runtime.pxi"
+include "src/event.pxi"
+include "src/stream.pxi"
+include "src/memory.pxi"
+include "src/devarray.pxi"
+include "src/factories.pxi"
+include "src/dlpack.pxi"
+include "src/buffer.pxi"
+include "src/rootinfo.pxi"
+include "src/config.pxi"
+include "src/comm.pxi"

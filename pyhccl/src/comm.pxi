@@ -1,0 +1,572 @@
+# Comm: an HCCL communicator and its collectives.
+#
+# Each collective resolves its buffers (counts and dtype derived from them),
+# checks every argument before calling C, enqueues the C call without the GIL,
+# and keeps its Python buffers alive on the stream until the work completes.
+
+
+cdef class Comm:
+    """An HCCL communicator over `nranks` ranks (HcclCommInitRootInfo[Config]).
+
+    Collective and blocking: every rank calls Comm(nranks, root_info, rank)
+    with the same root info (made by RootInfo.create() on one rank) and its
+    own rank. The communicator is bound to the current device. Destroy it
+    with destroy() (or use it as a context manager); pyhccl.mpi.comm_from_mpi
+    builds one from an mpi4py communicator.
+
+    Args:
+        nranks: number of ranks.
+        root_info: a RootInfo, or its 4108 bytes.
+        rank: this rank, 0 <= rank < nranks.
+        config: None, a CommConfig or a dict of its options.
+
+    Raises:
+        HcclError: initialisation failed (e.g. timeout joining the root).
+    """
+
+    cdef HcclComm _handle
+    cdef uint32_t _rank
+    cdef uint32_t _size
+    cdef int32_t _device
+    cdef object _name
+    cdef object __weakref__
+
+    def __cinit__(self, nranks, root_info, rank, config=None):
+        cdef HcclComm handle = NULL
+        cdef HcclCommConfig cconf
+        cdef RootInfo ri
+        cdef HcclRootInfo info
+        cdef uint32_t n, r
+        cdef bint use_config
+        try:
+            n_py = operator.index(nranks)
+        except TypeError:
+            raise TypeError(f"Comm: nranks must be an int, not {type(nranks).__name__}") from None
+        if not 0 < n_py <= 0xffffffff:
+            raise ValueError(f"Comm: nranks must be positive, not {n_py}")
+        n = n_py
+        try:
+            r_py = operator.index(rank)
+        except TypeError:
+            raise TypeError(f"Comm: rank must be an int, not {type(rank).__name__}") from None
+        if not 0 <= r_py < n:
+            raise ValueError(f"Comm: rank {r_py} out of range for {n} ranks")
+        r = r_py
+        if isinstance(root_info, RootInfo):
+            ri = <RootInfo>root_info
+        else:
+            ri = RootInfo.from_bytes(root_info)
+        cfg = _as_config(config, "Comm")
+        use_config = cfg is not None
+        if use_config:
+            _fill_config(&cconf, cfg, "Comm")
+        memcpy(info.internal, <const char *>ri._data, sizeof(info))
+        self._device = _current_device()
+        with nogil:
+            if use_config:
+                CHKHCCL(HcclCommInitRootInfoConfig(n, &info, r, &cconf, &handle),
+                        "HcclCommInitRootInfoConfig")
+            else:
+                CHKHCCL(HcclCommInitRootInfo(n, &info, r, &handle), "HcclCommInitRootInfo")
+        self._handle = handle
+        self._rank = r
+        self._size = n
+        _live_comms.add(self)
+
+    def __dealloc__(self):
+        # Destroying may be collective: never here. Warn about the leak instead.
+        if self._handle != NULL and _initialized:
+            try:
+                warnings.warn(f"pyhccl.Comm (rank {self._rank} of {self._size}) was "
+                              "collected without destroy()", ResourceWarning, stacklevel=2)
+            except Exception:
+                pass
+
+    cdef int _check(self, str api) except -1:
+        if self._handle == NULL:
+            raise ValueError(f"{api}: the communicator is destroyed")
+        return 0
+
+    cdef Stream _stream(self, object stream, str api):
+        cdef Stream s = _resolve_stream(stream, api)
+        cdef int32_t dev = s._resolve_device()
+        if dev != self._device:
+            if s._is_default:
+                raise ValueError(f"{api}: the current device is {dev} but the communicator "
+                                 f"is on device {self._device}; set_device({self._device}) "
+                                 "or pass a stream of that device")
+            raise ValueError(f"{api}: stream is on device {dev}, the communicator on "
+                             f"device {self._device}")
+        return s
+
+    cdef int _check_root(self, object root, str api, str what) except -1:
+        try:
+            r = operator.index(root)
+        except TypeError:
+            raise TypeError(f"{api}: {what} must be an int, not {type(root).__name__}") from None
+        if not 0 <= r < self._size:
+            raise ValueError(f"{api}: {what} {r} out of range for a communicator "
+                             f"of size {self._size}")
+        return r
+
+    # ---- properties and management -----------------------------------------
+
+    @property
+    def handle(self):
+        """The HcclComm handle as an int (0 once destroyed)."""
+        return <uintptr_t>self._handle
+
+    @property
+    def rank(self):
+        """This rank's index in the communicator (HcclGetRankId)."""
+        return self._rank
+
+    @property
+    def size(self):
+        """Number of ranks (HcclGetRankSize)."""
+        return self._size
+
+    @property
+    def device(self):
+        """Device the communicator is bound to."""
+        return self._device
+
+    @property
+    def name(self):
+        """The communicator's name (HcclGetCommName)."""
+        cdef char buf[256]
+        if self._name is None:
+            self._check("name")
+            memset(buf, 0, sizeof(buf))
+            with nogil:
+                CHKHCCL(HcclGetCommName(self._handle, buf), "HcclGetCommName")
+            self._name = buf.decode("utf-8", "replace")
+        return self._name
+
+    @property
+    def is_destroyed(self):
+        """True after destroy()."""
+        return self._handle == NULL
+
+    def __repr__(self):
+        if self._handle == NULL:
+            return "Comm(destroyed)"
+        return f"Comm(rank={self._rank}, size={self._size}, device={self._device})"
+
+    def get_rank_id(self):
+        """Return this rank from HCCL (HcclGetRankId)."""
+        cdef uint32_t r = 0
+        self._check("get_rank_id")
+        with nogil:
+            CHKHCCL(HcclGetRankId(self._handle, &r), "HcclGetRankId")
+        return r
+
+    def get_rank_size(self):
+        """Return the number of ranks from HCCL (HcclGetRankSize)."""
+        cdef uint32_t n = 0
+        self._check("get_rank_size")
+        with nogil:
+            CHKHCCL(HcclGetRankSize(self._handle, &n), "HcclGetRankSize")
+        return n
+
+    def async_error(self):
+        """Return the communicator's asynchronous error as an HcclError, or None.
+
+        Calls HcclGetCommAsyncError; the error is returned, not raised.
+        """
+        cdef HcclResult res = HCCL_SUCCESS
+        self._check("async_error")
+        with nogil:
+            CHKHCCL(HcclGetCommAsyncError(self._handle, &res), "HcclGetCommAsyncError")
+        if res == HCCL_SUCCESS:
+            return None
+        cdef const char *text = HcclGetErrorString(res)
+        msg = f"asynchronous error: {hccl_result_name(res)} ({<int>res})"
+        if text != NULL and text[0] != 0:
+            msg += ": " + text.decode("utf-8", "replace")
+        return HcclError(<int>res, msg, "HcclGetCommAsyncError")
+
+    def destroy(self):
+        """Destroy the communicator (HcclCommDestroy); a second call does nothing.
+
+        Work already enqueued should be synchronised first. Every rank should
+        destroy its communicator.
+        """
+        cdef HcclComm handle = self._handle
+        if handle == NULL:
+            return
+        self._handle = NULL
+        _live_comms.discard(self)
+        with nogil:
+            CHKHCCL(HcclCommDestroy(handle), "HcclCommDestroy")
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+        return False
+
+    @classmethod
+    def from_mpi(cls, mpi_comm=None, device=None, config=None):
+        """Build a communicator over an mpi4py communicator (see pyhccl.mpi.comm_from_mpi)."""
+        from pyhccl.mpi import comm_from_mpi
+        return comm_from_mpi(mpi_comm, device=device, config=config)
+
+    # ---- collectives -------------------------------------------------------
+
+    def all_reduce(self, sendbuf, recvbuf=None, op=SUM, *, stream=None, dtype=None):
+        """Reduce `sendbuf` over all ranks with `op` into `recvbuf` on every rank.
+
+        Collective: every rank calls it, in the same order. Asynchronous: it
+        enqueues the work on `stream` (None: the current stream) and returns;
+        synchronise the stream before reading the result. In place when
+        `recvbuf` is None or the same buffer as `sendbuf`. The buffers must
+        have the same size and dtype. Calls HcclAllReduce.
+
+        Args:
+            sendbuf: input (DeviceArray or contiguous host array).
+            recvbuf: output of the same size and dtype, or None (in place).
+            op: ReduceOp, "sum"/"prod"/"max"/"min" or an mpi4py op.
+            stream: the Stream to enqueue on (keyword only).
+            dtype: reinterpret both buffers as this DataType (e.g. BFLOAT16
+                on uint16 arrays).
+
+        Returns:
+            The output buffer (recvbuf, or sendbuf when in place).
+
+        Raises:
+            TypeError, ValueError, BufferError: bad arguments (before any C call).
+            HcclError: HcclAllReduce failed.
+        """
+        cdef str api = "all_reduce"
+        self._check(api)
+        cdef int cop = _as_op(op, api)
+        cdef Stream s = self._stream(stream, api)
+        cdef _Buf sb, rb
+        if recvbuf is None:
+            sb = rb = _as_buf(sendbuf, api, "sendbuf", True, dtype, self._device)
+        else:
+            sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
+            rb = _as_buf(recvbuf, api, "recvbuf", True, dtype, self._device)
+            _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
+            if rb.count != sb.count:
+                raise ValueError(f"{api}: recvbuf has {rb.count} elements, sendbuf "
+                                 f"{sb.count}; they must be equal")
+            _check_no_overlap(sb, rb, api, -1)
+        with nogil:
+            CHKHCCL(HcclAllReduce(sb.ptr, rb.ptr, sb.count, <HcclDataType>sb.hdt,
+                                  <HcclReduceOp>cop, self._handle, s._handle),
+                    "HcclAllReduce")
+        _keep(s, (sb.keep, rb.keep))
+        return rb.obj
+
+    def broadcast(self, buf, root=0, *, stream=None, dtype=None):
+        """Copy `buf` of rank `root` into `buf` on every other rank.
+
+        Collective: every rank calls it, in the same order, with the same
+        root. Asynchronous: it enqueues the work on `stream` (None: the
+        current stream) and returns; synchronise the stream before reading
+        the result. Always in place: `buf` is the input on the root and the
+        output elsewhere (so it must be writable there). Calls HcclBroadcast.
+
+        Returns:
+            buf.
+        """
+        cdef str api = "broadcast"
+        self._check(api)
+        cdef uint32_t r = self._check_root(root, api, "root")
+        cdef Stream s = self._stream(stream, api)
+        cdef _Buf b = _as_buf(buf, api, "buf", r != self._rank, dtype, self._device)
+        with nogil:
+            CHKHCCL(HcclBroadcast(b.ptr, b.count, <HcclDataType>b.hdt, r, self._handle,
+                                  s._handle), "HcclBroadcast")
+        _keep(s, b.keep)
+        return b.obj
+
+    def all_gather(self, sendbuf, recvbuf, *, stream=None, dtype=None):
+        """Gather `sendbuf` of every rank into `recvbuf` on every rank, in rank order.
+
+        Collective: every rank calls it, in the same order. Asynchronous: it
+        enqueues the work on `stream` (None: the current stream) and returns;
+        synchronise the stream before reading the result. `recvbuf` holds
+        size * len(sendbuf) elements; rank i's data lands at offset
+        i * len(sendbuf). In place when `sendbuf` is exactly that slice of
+        `recvbuf` on this rank. Calls HcclAllGather.
+
+        Returns:
+            recvbuf.
+        """
+        cdef str api = "all_gather"
+        self._check(api)
+        cdef Stream s = self._stream(stream, api)
+        cdef _Buf sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
+        cdef _Buf rb = _as_buf(recvbuf, api, "recvbuf", True, dtype, self._device)
+        _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
+        if rb.count != sb.count * self._size:
+            raise ValueError(f"{api}: recvbuf has {rb.count} elements; it must have "
+                             f"sendbuf's {sb.count} x {self._size} ranks = "
+                             f"{sb.count * self._size}")
+        _check_no_overlap(sb, rb, api, self._rank * sb.nbytes)
+        with nogil:
+            CHKHCCL(HcclAllGather(sb.ptr, rb.ptr, sb.count, <HcclDataType>sb.hdt,
+                                  self._handle, s._handle), "HcclAllGather")
+        _keep(s, (sb.keep, rb.keep))
+        return rb.obj
+
+    def reduce_scatter(self, sendbuf, recvbuf, op=SUM, *, stream=None, dtype=None):
+        """Reduce `sendbuf` over all ranks with `op` and scatter the result: rank i gets block i.
+
+        Collective: every rank calls it, in the same order. Asynchronous: it
+        enqueues the work on `stream` (None: the current stream) and returns;
+        synchronise the stream before reading the result. `sendbuf` holds
+        size * len(recvbuf) elements. In place when `recvbuf` is exactly this
+        rank's block of `sendbuf`. Calls HcclReduceScatter.
+
+        Returns:
+            recvbuf.
+        """
+        cdef str api = "reduce_scatter"
+        self._check(api)
+        cdef int cop = _as_op(op, api)
+        cdef Stream s = self._stream(stream, api)
+        cdef _Buf sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
+        cdef _Buf rb = _as_buf(recvbuf, api, "recvbuf", True, dtype, self._device)
+        _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
+        if sb.count != rb.count * self._size:
+            raise ValueError(f"{api}: sendbuf has {sb.count} elements; it must have "
+                             f"recvbuf's {rb.count} x {self._size} ranks = "
+                             f"{rb.count * self._size}")
+        _check_no_overlap(rb, sb, api, self._rank * rb.nbytes)
+        with nogil:
+            CHKHCCL(HcclReduceScatter(sb.ptr, rb.ptr, rb.count, <HcclDataType>sb.hdt,
+                                      <HcclReduceOp>cop, self._handle, s._handle),
+                    "HcclReduceScatter")
+        _keep(s, (sb.keep, rb.keep))
+        return rb.obj
+
+    def reduce(self, sendbuf, recvbuf=None, op=SUM, root=0, *, stream=None, dtype=None):
+        """Reduce `sendbuf` over all ranks with `op` into `recvbuf` on rank `root`.
+
+        Collective: every rank calls it, in the same order, with the same
+        root. Asynchronous: it enqueues the work on `stream` (None: the
+        current stream) and returns; synchronise the stream before reading
+        the result. In place when `recvbuf` is None or `sendbuf`. `recvbuf`
+        is only written on the root. Calls HcclReduce.
+
+        Returns:
+            The output buffer (recvbuf, or sendbuf when in place).
+        """
+        cdef str api = "reduce"
+        self._check(api)
+        cdef int cop = _as_op(op, api)
+        cdef uint32_t r = self._check_root(root, api, "root")
+        cdef Stream s = self._stream(stream, api)
+        cdef bint is_root = r == self._rank
+        cdef _Buf sb, rb
+        if recvbuf is None:
+            sb = rb = _as_buf(sendbuf, api, "sendbuf", is_root, dtype, self._device)
+        else:
+            sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
+            rb = _as_buf(recvbuf, api, "recvbuf", is_root, dtype, self._device)
+            _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
+            if rb.count != sb.count:
+                raise ValueError(f"{api}: recvbuf has {rb.count} elements, sendbuf "
+                                 f"{sb.count}; they must be equal")
+            _check_no_overlap(sb, rb, api, -1)
+        with nogil:
+            CHKHCCL(HcclReduce(sb.ptr, rb.ptr, sb.count, <HcclDataType>sb.hdt,
+                               <HcclReduceOp>cop, r, self._handle, s._handle), "HcclReduce")
+        _keep(s, (sb.keep, rb.keep))
+        return rb.obj
+
+    def scatter(self, sendbuf, recvbuf, root=0, *, stream=None, dtype=None):
+        """Split `sendbuf` of rank `root` into size blocks; rank i receives block i in `recvbuf`.
+
+        Collective: every rank calls it, in the same order, with the same
+        root. Asynchronous: it enqueues the work on `stream` (None: the
+        current stream) and returns; synchronise the stream before reading
+        the result. `sendbuf` (size * len(recvbuf) elements) is read on the
+        root only; other ranks may pass None. Calls HcclScatter.
+
+        Returns:
+            recvbuf.
+        """
+        cdef str api = "scatter"
+        self._check(api)
+        cdef uint32_t r = self._check_root(root, api, "root")
+        cdef Stream s = self._stream(stream, api)
+        cdef _Buf rb = _as_buf(recvbuf, api, "recvbuf", True, dtype, self._device)
+        cdef _Buf sb
+        if sendbuf is None and r != self._rank:
+            sb = rb
+        else:
+            sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
+            _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
+            if sb.count != rb.count * self._size:
+                raise ValueError(f"{api}: sendbuf has {sb.count} elements; it must have "
+                                 f"recvbuf's {rb.count} x {self._size} ranks = "
+                                 f"{rb.count * self._size}")
+            _check_no_overlap(rb, sb, api, self._rank * rb.nbytes)
+        with nogil:
+            CHKHCCL(HcclScatter(sb.ptr, rb.ptr, rb.count, <HcclDataType>rb.hdt, r,
+                                self._handle, s._handle), "HcclScatter")
+        _keep(s, (sb.keep, rb.keep))
+        return rb.obj
+
+    def all_to_all(self, sendbuf, recvbuf, *, stream=None, dtype=None):
+        """Send block j of `sendbuf` to rank j; receive rank i's block into block i of `recvbuf`.
+
+        Collective: every rank calls it, in the same order. Asynchronous: it
+        enqueues the work on `stream` (None: the current stream) and returns;
+        synchronise the stream before reading the result. Both buffers hold
+        size equal blocks; not in place. Calls HcclAlltoAll.
+
+        Returns:
+            recvbuf.
+        """
+        cdef str api = "all_to_all"
+        self._check(api)
+        cdef Stream s = self._stream(stream, api)
+        cdef _Buf sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
+        cdef _Buf rb = _as_buf(recvbuf, api, "recvbuf", True, dtype, self._device)
+        cdef uint64_t per
+        _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
+        if sb.count != rb.count:
+            raise ValueError(f"{api}: sendbuf has {sb.count} elements, recvbuf "
+                             f"{rb.count}; they must be equal")
+        if sb.count % self._size:
+            raise ValueError(f"{api}: {sb.count} elements do not split into "
+                             f"{self._size} equal blocks")
+        if sb.ptr == rb.ptr and sb.nbytes > 0:
+            raise ValueError(f"{api}: in place is not supported; use separate buffers")
+        _check_no_overlap(sb, rb, api, -1)
+        per = sb.count // self._size
+        with nogil:
+            CHKHCCL(HcclAlltoAll(sb.ptr, per, <HcclDataType>sb.hdt, rb.ptr, per,
+                                 <HcclDataType>rb.hdt, self._handle, s._handle),
+                    "HcclAlltoAll")
+        _keep(s, (sb.keep, rb.keep))
+        return rb.obj
+
+    def send(self, buf, peer, *, stream=None, dtype=None):
+        """Send `buf` to rank `peer`, which calls recv() with as many elements.
+
+        Point to point: pairs with recv() on `peer`, in the same order.
+        Asynchronous: it enqueues the work on `stream` (None: the current
+        stream) and returns; `buf` must not change until the stream has run
+        it. Calls HcclSend.
+
+        Returns:
+            buf.
+        """
+        cdef str api = "send"
+        self._check(api)
+        cdef uint32_t p = self._check_root(peer, api, "peer")
+        cdef Stream s = self._stream(stream, api)
+        cdef _Buf b = _as_buf(buf, api, "buf", False, dtype, self._device)
+        with nogil:
+            CHKHCCL(HcclSend(b.ptr, b.count, <HcclDataType>b.hdt, p, self._handle,
+                             s._handle), "HcclSend")
+        _keep(s, b.keep)
+        return b.obj
+
+    def recv(self, buf, peer, *, stream=None, dtype=None):
+        """Receive into `buf` from rank `peer`, which calls send() with as many elements.
+
+        Point to point: pairs with send() on `peer`, in the same order.
+        Asynchronous: it enqueues the work on `stream` (None: the current
+        stream) and returns; synchronise the stream before reading `buf`.
+        Calls HcclRecv.
+
+        Returns:
+            buf.
+        """
+        cdef str api = "recv"
+        self._check(api)
+        cdef uint32_t p = self._check_root(peer, api, "peer")
+        cdef Stream s = self._stream(stream, api)
+        cdef _Buf b = _as_buf(buf, api, "buf", True, dtype, self._device)
+        with nogil:
+            CHKHCCL(HcclRecv(b.ptr, b.count, <HcclDataType>b.hdt, p, self._handle,
+                             s._handle), "HcclRecv")
+        _keep(s, b.keep)
+        return b.obj
+
+    def barrier(self, *, stream=None):
+        """Block the stream until every rank has reached the barrier.
+
+        Collective: every rank calls it, in the same order. Asynchronous: it
+        enqueues the barrier on `stream` (None: the current stream) and
+        returns; synchronise the stream to wait for it. Calls HcclBarrier.
+        """
+        cdef str api = "barrier"
+        self._check(api)
+        cdef Stream s = self._stream(stream, api)
+        with nogil:
+            CHKHCCL(HcclBarrier(self._handle, s._handle), "HcclBarrier")
+
+
+cdef int _keep(Stream s, object objects) except -1:
+    """Keep `objects` alive until the call just enqueued on `s` is done.
+
+    Inside a group the calls are issued by group_end(), so the keep-alive
+    events are recorded then.
+    """
+    pending = getattr(_tls, "group_keep", None)
+    if pending is not None:
+        pending.append((s, objects))
+        return 0
+    return s._keepalive(objects)
+
+
+def group_start():
+    """Start a group of calls issued together by group_end() (HcclGroupStart).
+
+    Groups nest; only the outermost group_end() issues the calls. Use the
+    group() context manager to make sure the group is ended.
+    """
+    _ensure_init()
+    with nogil:
+        CHKHCCL(HcclGroupStart(), "HcclGroupStart")
+    _tls.group_depth = getattr(_tls, "group_depth", 0) + 1
+    if _tls.group_depth == 1:
+        _tls.group_keep = []
+
+
+def group_end():
+    """End the group started by group_start() and issue its calls (HcclGroupEnd)."""
+    cdef Stream s
+    depth = getattr(_tls, "group_depth", 0)
+    try:
+        with nogil:
+            CHKHCCL(HcclGroupEnd(), "HcclGroupEnd")
+    finally:
+        if depth > 0:
+            _tls.group_depth = depth - 1
+            if depth == 1:
+                pending = _tls.group_keep
+                _tls.group_keep = None
+                by_stream = {}
+                for s, objects in pending:
+                    by_stream.setdefault(s, (s, []))[1].append(objects)
+                for s, objects in by_stream.values():
+                    s._keepalive(tuple(objects))
+
+
+@contextlib.contextmanager
+def group():
+    """Run the body between group_start() and group_end() (ended even on error)."""
+    group_start()
+    try:
+        yield
+    finally:
+        group_end()
+
+
+def get_error_string(code):
+    """Return HCCL's description of an HcclResult code (HcclGetErrorString)."""
+    cdef const char *text = HcclGetErrorString(<HcclResult><int>code)
+    if text == NULL:
+        return ""
+    return text.decode("utf-8", "replace")

@@ -1,0 +1,561 @@
+# DeviceArray: a numpy-like n-d view of device memory (aclrtMalloc), and the
+# factories that make one.
+
+cdef tuple _norm_shape(object shape, str api, bint allow_neg1=False):
+    """Shape tuple from an int or a sequence of ints."""
+    cdef list dims = []
+    cdef Py_ssize_t unknown = -1
+    try:
+        seq = (operator.index(shape),)
+    except TypeError:
+        try:
+            seq = tuple(shape)
+        except TypeError:
+            raise TypeError(f"{api}: shape must be an int or a sequence of ints, "
+                            f"not {type(shape).__name__}") from None
+    for d in seq:
+        try:
+            n = operator.index(d)
+        except TypeError:
+            raise TypeError(f"{api}: shape entries must be ints, not {type(d).__name__}") from None
+        if n < 0:
+            if allow_neg1 and n == -1 and unknown < 0:
+                unknown = len(dims)
+            else:
+                raise ValueError(f"{api}: negative dimension {n} in shape {tuple(seq)}")
+        dims.append(n)
+    if len(dims) > _MAX_DIMS:
+        raise ValueError(f"{api}: more than {_MAX_DIMS} dimensions")
+    return tuple(dims)
+
+
+cdef tuple _c_strides(tuple shape, Py_ssize_t itemsize):
+    cdef list strides = [0] * len(shape)
+    cdef Py_ssize_t acc = itemsize
+    cdef Py_ssize_t k
+    for k in range(len(shape) - 1, -1, -1):
+        strides[k] = acc
+        acc *= max(<Py_ssize_t>shape[k], 1)
+    return tuple(strides)
+
+
+cdef bint _is_c_contig(tuple shape, tuple strides, Py_ssize_t itemsize):
+    cdef Py_ssize_t expect = itemsize
+    cdef Py_ssize_t k
+    for k in range(len(shape)):
+        if shape[k] == 0:
+            return True
+    for k in range(len(shape) - 1, -1, -1):
+        if shape[k] != 1:
+            if strides[k] != expect:
+                return False
+            expect *= shape[k]
+    return True
+
+
+cdef Py_ssize_t _prod(tuple shape):
+    cdef Py_ssize_t n = 1
+    for d in shape:
+        n *= <Py_ssize_t>d
+    return n
+
+
+cdef str _dtype_name(object dt):
+    return "bfloat16" if _is_bf16_dtype(dt) else str(dt)
+
+
+cdef object _host_as(object value, object dt, int hdt):
+    """`value` as a numpy array of dtype `dt` (bfloat16: rounded bit patterns)."""
+    a = value if isinstance(value, np.ndarray) else _host_asarray(value)
+    if hdt == HCCL_DATA_TYPE_BFP16 and not _HAVE_ML_DTYPES:
+        if a.dtype.kind == "u" and a.dtype.itemsize == 2:
+            a = a.astype(np.uint16, copy=False)
+        else:
+            a = float_to_bfloat16(a)
+        return a.view(bfloat16)
+    return a.astype(dt, copy=False)
+
+
+cdef object _host_asarray(object obj):
+    """A numpy array for a host object (array-like, buffer or DLPack CPU object)."""
+    if isinstance(obj, np.ndarray):
+        return obj
+    if (not PyObject_CheckBuffer(obj) and hasattr(obj, "__dlpack__")
+            and not hasattr(obj, "__array_interface__") and not hasattr(obj, "__array__")):
+        return np.from_dlpack(obj)
+    return np.asarray(obj)
+
+
+cdef int _sync_current() except -1:
+    """Wait for the current stream, so a synchronous copy is ordered after it."""
+    cdef Stream s = _resolve_stream(None, "synchronize")
+    s.synchronize()
+    return 0
+
+
+cdef DeviceArray _new_view(_Memory mem, Py_ssize_t offset, tuple shape, tuple strides,
+                           object dt, int hdt):
+    cdef DeviceArray a = DeviceArray.__new__(DeviceArray)
+    a._mem = mem
+    a._offset = offset
+    a._shape = shape
+    a._strides = strides
+    a._dtype = dt
+    a._hdt = hdt
+    a._itemsize = dt.itemsize
+    a._size = _prod(shape)
+    a._contig = _is_c_contig(shape, strides, a._itemsize)
+    return a
+
+
+cdef DeviceArray _empty(tuple shape, object dt, int hdt, str api):
+    cdef Py_ssize_t n = _prod(shape) * dt.itemsize
+    cdef _Memory mem = _alloc(n, api)
+    return _new_view(mem, 0, shape, _c_strides(shape, dt.itemsize), dt, hdt)
+
+
+cdef class DeviceArray:
+    """An n-d array in device memory (aclrtMalloc), numpy-like.
+
+    DeviceArray(shape, dtype=numpy.float64) allocates an uninitialised array on
+    the current device; see also empty(), zeros(), full(), asarray(). Basic
+    indexing (ints, slices with steps, Ellipsis, None) returns views sharing
+    the memory, which lives as long as any view of it.
+
+    Synchronous transfers (get(), set(), fill(), copy() without `stream`) first
+    wait for the current stream; with `stream=` they are enqueued on it and
+    return at once (the result is valid after the stream is synchronised).
+    """
+
+    cdef _Memory _mem
+    cdef Py_ssize_t _offset        # bytes from _mem.ptr to element 0
+    cdef tuple _shape
+    cdef tuple _strides            # bytes
+    cdef object _dtype             # numpy dtype
+    cdef int _hdt                  # HcclDataType
+    cdef Py_ssize_t _itemsize
+    cdef Py_ssize_t _size
+    cdef bint _contig
+    cdef object __weakref__
+
+    def __init__(self, shape, dtype=np.float64):
+        dt, hdt = _array_dtype(dtype, "DeviceArray")
+        cdef tuple shp = _norm_shape(shape, "DeviceArray")
+        cdef DeviceArray tmp = _empty(shp, dt, hdt, "DeviceArray")
+        self._mem = tmp._mem
+        self._offset = 0
+        self._shape = tmp._shape
+        self._strides = tmp._strides
+        self._dtype = dt
+        self._hdt = hdt
+        self._itemsize = tmp._itemsize
+        self._size = tmp._size
+        self._contig = True
+
+    # ---- attributes ------------------------------------------------------
+
+    @property
+    def shape(self):
+        """Tuple of dimensions."""
+        return self._shape
+
+    @property
+    def dtype(self):
+        """numpy dtype of the elements (pyhccl.bfloat16 for bfloat16)."""
+        return self._dtype
+
+    @property
+    def hccl_dtype(self):
+        """DataType of the elements, as passed to HCCL."""
+        return DataType(self._hdt)
+
+    @property
+    def size(self):
+        """Number of elements."""
+        return self._size
+
+    @property
+    def nbytes(self):
+        """Bytes of the elements (size * itemsize)."""
+        return self._size * self._itemsize
+
+    @property
+    def ndim(self):
+        """Number of dimensions."""
+        return len(self._shape)
+
+    @property
+    def itemsize(self):
+        """Bytes per element."""
+        return self._itemsize
+
+    @property
+    def strides(self):
+        """Bytes to step in each dimension."""
+        return self._strides
+
+    @property
+    def ptr(self):
+        """Device address of element 0, as an int."""
+        return <uintptr_t>self._mem.ptr + self._offset
+
+    @property
+    def device(self):
+        """Device id the memory belongs to."""
+        return self._mem.device
+
+    @property
+    def is_contiguous(self):
+        """True if the elements are C-contiguous."""
+        return self._contig
+
+    def __len__(self):
+        if not self._shape:
+            raise TypeError("len() of a 0-d DeviceArray")
+        return self._shape[0]
+
+    def __repr__(self):
+        return (f"DeviceArray(shape={self._shape}, dtype={_dtype_name(self._dtype)}, "
+                f"device={self._mem.device})")
+
+    # ---- views -----------------------------------------------------------
+
+    def __getitem__(self, key):
+        cdef Py_ssize_t offset = self._offset
+        cdef Py_ssize_t dim = 0, n, st, i, start, stop, step, length
+        cdef list shape = [], strides = []
+        if not isinstance(key, tuple):
+            key = (key,)
+        n_ell = 0
+        n_real = 0
+        for k in key:
+            if k is Ellipsis:
+                n_ell += 1
+            elif k is not None:
+                n_real += 1
+        if n_ell > 1:
+            raise IndexError("DeviceArray: an index can only have a single ellipsis ('...')")
+        if n_real > len(self._shape):
+            raise IndexError(f"DeviceArray: too many indices: array is {len(self._shape)}-"
+                             f"dimensional, but {n_real} were indexed")
+        fill = (slice(None),) * (len(self._shape) - n_real)
+        if n_ell:
+            pos = key.index(Ellipsis)
+            key = key[:pos] + fill + key[pos + 1:]
+        else:
+            key = key + fill
+        for k in key:
+            if k is None:
+                shape.append(1)
+                strides.append(0)
+                continue
+            n = self._shape[dim]
+            st = self._strides[dim]
+            if isinstance(k, slice):
+                start, stop, step = k.indices(n)
+                length = len(range(start, stop, step))
+                if length > 0:
+                    offset += start * st
+                shape.append(length)
+                strides.append(st * step)
+            else:
+                if isinstance(k, (bool, np.bool_)):
+                    raise IndexError("DeviceArray: boolean indices are not supported")
+                try:
+                    i = operator.index(k)
+                except TypeError:
+                    raise IndexError("DeviceArray: only integers, slices, Ellipsis and None "
+                                     f"are valid indices, not {type(k).__name__}") from None
+                if i < 0:
+                    i += n
+                if not 0 <= i < n:
+                    raise IndexError(f"DeviceArray: index {k} is out of bounds for axis "
+                                     f"{dim} with size {n}")
+                offset += i * st
+            dim += 1
+        return _new_view(self._mem, offset, tuple(shape), tuple(strides), self._dtype, self._hdt)
+
+    def __setitem__(self, key, value):
+        cdef DeviceArray view = self[key]
+        if isinstance(value, DeviceArray):
+            view.copy_from(value)
+        elif np.ndim(value) == 0 and not isinstance(value, np.ndarray):
+            view.fill(value)
+        else:
+            view.set(value)
+
+    def __iter__(self):
+        if not self._shape:
+            raise TypeError("iteration over a 0-d DeviceArray")
+        for i in range(self._shape[0]):
+            yield self[i]
+
+    def reshape(self, *shape):
+        """Return a view with a new shape (one dimension may be -1); contiguous arrays only.
+
+        Raises:
+            ValueError: the sizes differ or the array is not contiguous.
+        """
+        cdef Py_ssize_t known = 1, k
+        if len(shape) == 1:
+            shape = shape[0]
+        cdef tuple shp = _norm_shape(shape, "reshape", True)
+        cdef list dims = list(shp)
+        for k in range(len(dims)):
+            if dims[k] != -1:
+                known *= dims[k]
+        if -1 in dims:
+            if known == 0 or self._size % known:
+                raise ValueError(f"reshape: cannot reshape array of size {self._size} "
+                                 f"into shape {shp}")
+            dims[dims.index(-1)] = self._size // known
+        elif known != self._size:
+            raise ValueError(f"reshape: cannot reshape array of size {self._size} "
+                             f"into shape {shp}")
+        if not self._contig:
+            raise ValueError("reshape: the array is not contiguous; copy() it first")
+        shp = tuple(dims)
+        return _new_view(self._mem, self._offset, shp, _c_strides(shp, self._itemsize),
+                         self._dtype, self._hdt)
+
+    def ravel(self):
+        """Return a 1-d view (contiguous arrays) or a contiguous 1-d copy."""
+        if self._contig:
+            return self.reshape(-1)
+        return self.copy().reshape(-1)
+
+    def view(self, dtype):
+        """Return a view of the same memory with another dtype.
+
+        With a different itemsize the array must be contiguous; the last
+        dimension is rescaled. Useful to see bfloat16 data as uint16 and back.
+        """
+        dt, hdt = _array_dtype(dtype, "view")
+        if dt.itemsize == self._itemsize:
+            return _new_view(self._mem, self._offset, self._shape, self._strides, dt, hdt)
+        if not self._contig:
+            raise ValueError("view: changing the itemsize needs a contiguous array")
+        shape = self._shape if self._shape else (1,)
+        last = shape[-1] * self._itemsize
+        if last % dt.itemsize:
+            raise ValueError(f"view: the last dimension ({last} bytes) is not a multiple "
+                             f"of {dt.itemsize}")
+        shp = shape[:-1] + (last // dt.itemsize,)
+        return _new_view(self._mem, self._offset, shp, _c_strides(shp, dt.itemsize), dt, hdt)
+
+    @property
+    def T(self):
+        """The transposed view (axes reversed)."""
+        return _new_view(self._mem, self._offset, self._shape[::-1], self._strides[::-1],
+                         self._dtype, self._hdt)
+
+    # ---- transfers ---------------------------------------------------------
+
+    cdef int _to_host(self, object out, object stream, str api) except -1:
+        cdef Stream s
+        cdef char *dst = <char *><uintptr_t>out.__array_interface__["data"][0]
+        cdef char *src = <char *>self._mem.ptr + self._offset
+        if stream is None:
+            _sync_current()
+            _strided_copy(dst, out.strides, src, self._strides, self._shape,
+                          self._itemsize, ACL_MEMCPY_DEVICE_TO_HOST, NULL, False)
+        else:
+            s = _resolve_stream(stream, api)
+            _strided_copy(dst, out.strides, src, self._strides, self._shape,
+                          self._itemsize, ACL_MEMCPY_DEVICE_TO_HOST, s._handle, True)
+            s._keepalive((self, out))
+        return 0
+
+    cdef int _from_host(self, object host, object stream, str api) except -1:
+        cdef Stream s
+        cdef char *src = <char *><uintptr_t>host.__array_interface__["data"][0]
+        cdef char *dst = <char *>self._mem.ptr + self._offset
+        if stream is None:
+            _sync_current()
+            _strided_copy(dst, self._strides, src, host.strides, self._shape,
+                          self._itemsize, ACL_MEMCPY_HOST_TO_DEVICE, NULL, False)
+        else:
+            s = _resolve_stream(stream, api)
+            _strided_copy(dst, self._strides, src, host.strides, self._shape,
+                          self._itemsize, ACL_MEMCPY_HOST_TO_DEVICE, s._handle, True)
+            s._keepalive((self, host))
+        return 0
+
+    cdef int _from_device(self, DeviceArray src, object stream, str api) except -1:
+        cdef Stream s
+        cdef char *sp = <char *>src._mem.ptr + src._offset
+        cdef char *dp = <char *>self._mem.ptr + self._offset
+        if src._shape != self._shape:
+            raise ValueError(f"{api}: shapes {src._shape} and {self._shape} differ")
+        if src._hdt != self._hdt:
+            raise TypeError(f"{api}: dtypes {_dtype_name(src._dtype)} and "
+                            f"{_dtype_name(self._dtype)} differ")
+        if stream is None:
+            _sync_current()
+            _strided_copy(dp, self._strides, sp, src._strides, self._shape,
+                          self._itemsize, ACL_MEMCPY_DEVICE_TO_DEVICE, NULL, False)
+        else:
+            s = _resolve_stream(stream, api)
+            _strided_copy(dp, self._strides, sp, src._strides, self._shape,
+                          self._itemsize, ACL_MEMCPY_DEVICE_TO_DEVICE, s._handle, True)
+            s._keepalive((self, src))
+        return 0
+
+    def get(self, stream=None):
+        """Copy the array to a new numpy array and return it.
+
+        Args:
+            stream: None: wait for the current stream, then copy synchronously.
+                A Stream: enqueue the copy on it and return at once; the
+                result is valid after stream.synchronize().
+
+        Returns:
+            numpy.ndarray of the same shape and dtype (C-contiguous).
+        """
+        out = np.empty(self._shape, dtype=self._dtype)
+        self._to_host(out, stream, "get")
+        return out
+
+    def to_numpy(self, stream=None):
+        """Copy the array to a new numpy array and return it (same as get())."""
+        return self.get(stream)
+
+    def set(self, value, stream=None):
+        """Copy host data into the array (host to device).
+
+        Args:
+            value: array-like broadcastable to the array's shape; converted to
+                its dtype (floats are rounded to bfloat16 for bfloat16 arrays;
+                uint16 input is taken as bfloat16 bit patterns).
+            stream: None: wait for the current stream, then copy synchronously.
+                A Stream: enqueue the copy and return at once.
+
+        Returns:
+            self.
+        """
+        host = _host_as(value, self._dtype, self._hdt)
+        if host.shape != self._shape:
+            try:
+                host = np.broadcast_to(host, self._shape)
+            except ValueError:
+                raise ValueError(f"set: value of shape {host.shape} does not fit an array "
+                                 f"of shape {self._shape}") from None
+        if not host.flags.c_contiguous:
+            host = np.ascontiguousarray(host)
+        self._from_host(host, stream, "set")
+        return self
+
+    def fill(self, value, stream=None):
+        """Set every element to the scalar `value`.
+
+        Byte patterns (0, or values whose bytes are all equal) use aclrtMemset;
+        other values are copied from a host buffer.
+
+        Args:
+            value: a scalar, converted to the array's dtype.
+            stream: None: synchronous; a Stream: enqueued on it.
+
+        Returns:
+            self.
+        """
+        cdef Stream s
+        cdef int byte
+        cdef size_t n = self._size * self._itemsize
+        cdef void *p = <char *>self._mem.ptr + self._offset
+        if np.ndim(value) != 0:
+            raise ValueError("fill: value must be a scalar")
+        one = _host_as(np.asarray(value).reshape(1), self._dtype, self._hdt)
+        raw = one.view(np.uint8)
+        if self._size == 0:
+            return self
+        if self._contig and bool((raw == raw[0]).all()):
+            byte = raw[0]
+            if stream is None:
+                _sync_current()
+                with nogil:
+                    CHKACL(aclrtMemset(p, n, byte, n), "aclrtMemset")
+            else:
+                s = _resolve_stream(stream, "fill")
+                with nogil:
+                    CHKACL(aclrtMemsetAsync(p, n, byte, n, s._handle), "aclrtMemsetAsync")
+                s._keepalive(self)
+            return self
+        host = np.ascontiguousarray(np.broadcast_to(one.reshape(()), self._shape))
+        self._from_host(host, stream, "fill")
+        return self
+
+    def copy(self, stream=None):
+        """Return a C-contiguous device copy (device to device).
+
+        Args:
+            stream: None: synchronous; a Stream: enqueued on it.
+        """
+        cdef DeviceArray out = _empty(self._shape, self._dtype, self._hdt, "copy")
+        out._from_device(self, stream, "copy")
+        return out
+
+    def copy_to(self, dst, stream=None):
+        """Copy this array into `dst` (a DeviceArray or a writable host array).
+
+        Shapes must match; dtypes must match for a DeviceArray.
+
+        Returns:
+            dst.
+        """
+        if isinstance(dst, DeviceArray):
+            (<DeviceArray>dst)._from_device(self, stream, "copy_to")
+            return dst
+        host = _host_asarray(dst)
+        if not host.flags.writeable:
+            raise ValueError("copy_to: dst is read-only")
+        if host.shape != self._shape:
+            raise ValueError(f"copy_to: shapes {self._shape} and {host.shape} differ")
+        if _numpy_to_hccl(host.dtype) != self._hdt:
+            raise TypeError(f"copy_to: dtypes {_dtype_name(self._dtype)} and "
+                            f"{_dtype_name(host.dtype)} differ")
+        self._to_host(host, stream, "copy_to")
+        return dst
+
+    def copy_from(self, src, stream=None):
+        """Copy `src` (a DeviceArray of the same shape and dtype, or host data) into this array.
+
+        Returns:
+            self.
+        """
+        if isinstance(src, DeviceArray):
+            self._from_device(<DeviceArray>src, stream, "copy_from")
+            return self
+        return self.set(src, stream)
+
+    def __array__(self, dtype=None, copy=None):
+        if copy is False:
+            raise ValueError("DeviceArray: converting to numpy needs a copy "
+                             "(numpy.from_dlpack(a) shares memory on the host runtime)")
+        out = self.get()
+        if dtype is not None:
+            out = out.astype(dtype, copy=False)
+        return out
+
+    # ---- DLPack ------------------------------------------------------------
+
+    def __dlpack_device__(self):
+        """Return the DLPack device (kDLCPU, 0) on the host runtime, (kDLExtDev, id) on CANN."""
+        if PYHCCL_HOST_RUNTIME:
+            return (1, 0)
+        return (12, self._mem.device)
+
+    def __dlpack__(self, *, stream=None, max_version=None, dl_device=None, copy=None):
+        """Export the array as a DLPack capsule (zero copy unless copy=True).
+
+        On the host runtime device memory is host memory, so
+        numpy.from_dlpack(a) views it without a copy. The consumer must
+        synchronise the streams writing the array first.
+        """
+        if stream is not None and stream != -1:
+            raise BufferError("__dlpack__: stream must be None on the host runtime")
+        if dl_device is not None and tuple(dl_device) != self.__dlpack_device__():
+            raise BufferError(f"__dlpack__: cannot export to device {tuple(dl_device)}")
+        if copy:
+            return self.copy().__dlpack__(max_version=max_version)
+        versioned = max_version is not None and max_version[0] >= 1
+        return _dlpack_export(self, versioned)

@@ -1,0 +1,376 @@
+# Streams, the thread's current stream, and the keep-alive list that holds the
+# Python objects of asynchronous calls until the stream has run them.
+
+_tls = threading.local()
+
+
+cdef int _timeout_ms(object timeout, str api) except? -2:
+    """Seconds (None = forever) -> int32 milliseconds (-1 = forever)."""
+    if timeout is None:
+        return -1
+    t = float(timeout)
+    if t < 0 or t != t:
+        raise ValueError(f"{api}: timeout must be >= 0 seconds or None, not {timeout!r}")
+    return <int>min(t * 1000.0 + 0.5, 2147483647.0)
+
+
+cdef class Stream:
+    """An in-order queue of device work (aclrtStream).
+
+    Stream() creates a stream on the current device (aclrtCreateStream). Work
+    is enqueued on it by the collectives and asynchronous copies; use it as a
+    context manager (`with stream:`) to make it the thread's current stream,
+    which every `stream=None` argument means. default_stream() is the device's
+    default stream (handle NULL).
+
+    Args:
+        priority: optional priority 0..7 (aclrtCreateStreamWithConfig).
+        flags: optional ACL_STREAM_* flags (aclrtCreateStreamWithConfig).
+    """
+
+    cdef aclrtStream _handle
+    cdef int32_t _device        # -1: the default stream of the current device
+    cdef bint _is_default
+    cdef bint _destroyed
+    cdef object _pending        # deque of (event handle, device, objects)
+    cdef list _free_events      # [(event handle, device)] ready for reuse
+    cdef object __weakref__
+
+    def __cinit__(self, priority=None, flags=None, *, _default=False):
+        cdef aclrtStream handle = NULL
+        cdef uint32_t prio = 0, flg = 0
+        self._pending = deque()
+        self._free_events = []
+        self._device = -1
+        if _default:
+            self._is_default = True
+            return
+        self._device = _current_device()
+        if priority is None and flags is None:
+            with nogil:
+                CHKACL(aclrtCreateStream(&handle), "aclrtCreateStream")
+        else:
+            prio = 0 if priority is None else priority
+            flg = 0 if flags is None else flags
+            with nogil:
+                CHKACL(aclrtCreateStreamWithConfig(&handle, prio, flg),
+                       "aclrtCreateStreamWithConfig")
+        self._handle = handle
+        _live_streams.add(self)
+
+    def __dealloc__(self):
+        # Wait for the work that may still use memory we are about to release.
+        cdef aclrtStream handle = self._handle
+        if self._is_default or self._destroyed or handle == NULL:
+            return
+        self._handle = NULL
+        if not _initialized:
+            return
+        with nogil:
+            aclrtSynchronizeStream(handle)
+        try:
+            self._release_events()
+        except Exception:
+            pass
+        with nogil:
+            aclrtDestroyStream(handle)
+
+    # ---- properties ------------------------------------------------------
+
+    @property
+    def handle(self):
+        """The aclrtStream handle as an int (0 for the default stream)."""
+        return <uintptr_t>self._handle
+
+    @property
+    def device(self):
+        """Device id of the stream (the current device for the default stream)."""
+        if self._is_default:
+            return _current_device()
+        return self._device
+
+    @property
+    def is_default(self):
+        """True for the default stream (handle NULL)."""
+        return self._is_default
+
+    def __repr__(self):
+        if self._is_default:
+            return "Stream(default)"
+        if self._destroyed:
+            return "Stream(destroyed)"
+        return f"Stream(handle=0x{<uintptr_t>self._handle:x}, device={self._device})"
+
+    def __eq__(self, other):
+        if not isinstance(other, Stream):
+            return NotImplemented
+        return self is other or (self._is_default and (<Stream>other)._is_default)
+
+    def __hash__(self):
+        return hash((Stream, <uintptr_t>self._handle, self._is_default))
+
+    # ---- internals -------------------------------------------------------
+
+    cdef int _check(self, str api) except -1:
+        if self._destroyed:
+            raise ValueError(f"{api}: stream is destroyed")
+        return 0
+
+    cdef int32_t _resolve_device(self) except -2:
+        if self._is_default:
+            return _current_device()
+        return self._device
+
+    cdef int _prune(self) except -1:
+        """Drop the kept objects of every completed call, oldest first."""
+        cdef aclrtEvent ev
+        cdef aclrtEventRecordedStatus status
+        cdef aclError err
+        while self._pending:
+            entry = self._pending[0]
+            ev = <aclrtEvent><uintptr_t>entry[0]
+            status = ACL_EVENT_RECORDED_STATUS_NOT_READY
+            with nogil:
+                err = aclrtQueryEventStatus(ev, &status)
+            if err == ACL_SUCCESS and status != ACL_EVENT_RECORDED_STATUS_COMPLETE:
+                break
+            self._pending.popleft()
+            if err == ACL_SUCCESS:
+                self._free_events.append((entry[0], entry[1]))
+            else:
+                with nogil:
+                    aclrtDestroyEvent(ev)
+        return 0
+
+    cdef int _keepalive(self, object objects) except -1:
+        """Hold `objects` until the work enqueued so far on this stream is done."""
+        cdef aclrtEvent ev = NULL
+        cdef int32_t dev = self._resolve_device()
+        cdef Py_ssize_t i
+        self._prune()
+        for i in range(len(self._free_events) - 1, -1, -1):
+            if self._free_events[i][1] == dev:
+                ev = <aclrtEvent><uintptr_t>self._free_events.pop(i)[0]
+                break
+        if ev == NULL:
+            with nogil:
+                CHKACL(aclrtCreateEvent(&ev), "aclrtCreateEvent")
+        try:
+            with nogil:
+                CHKACL(aclrtRecordEvent(ev, self._handle), "aclrtRecordEvent")
+        except BaseException:
+            with nogil:
+                aclrtDestroyEvent(ev)
+            raise
+        self._pending.append((<uintptr_t>ev, dev, objects))
+        return 0
+
+    cdef int _release_events(self) except -1:
+        cdef aclrtEvent ev
+        if self._free_events is not None:
+            for entry in self._free_events:
+                ev = <aclrtEvent><uintptr_t>entry[0]
+                with nogil:
+                    aclrtDestroyEvent(ev)
+        self._free_events = []
+        if self._pending is not None:
+            for entry in self._pending:
+                ev = <aclrtEvent><uintptr_t>entry[0]
+                with nogil:
+                    aclrtDestroyEvent(ev)
+        self._pending = deque()
+        return 0
+
+    def _discard_pending(self):
+        self._pending.clear()
+        self._free_events = []
+
+    def _pending_count(self):
+        """Number of calls whose objects are still held (for tests)."""
+        return len(self._pending)
+
+    # ---- public methods --------------------------------------------------
+
+    def synchronize(self, timeout=None):
+        """Wait until all work on the stream is done (aclrtSynchronizeStream).
+
+        The GIL is released while waiting.
+
+        Args:
+            timeout: seconds to wait at most (None = no limit), via
+                aclrtSynchronizeStreamWithTimeout.
+
+        Raises:
+            AclError: a task on the stream failed (its first error), or the
+                timeout expired (ACL_ERROR_RT_STREAM_SYNC_TIMEOUT).
+        """
+        cdef int32_t ms = _timeout_ms(timeout, "synchronize")
+        cdef aclError err
+        self._check("synchronize")
+        if self._is_default:
+            _current_device()
+        with nogil:
+            if ms < 0:
+                err = aclrtSynchronizeStream(self._handle)
+            else:
+                err = aclrtSynchronizeStreamWithTimeout(self._handle, ms)
+        if err == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT:
+            self._prune()
+        elif self._is_default:
+            self._prune()
+        else:
+            # Drained (also after a failed task: later tasks still ran).
+            for entry in self._pending:
+                self._free_events.append((entry[0], entry[1]))
+            self._pending.clear()
+        if ms < 0:
+            CHKACL(err, "aclrtSynchronizeStream")
+        else:
+            CHKACL(err, "aclrtSynchronizeStreamWithTimeout")
+
+    def query(self):
+        """Return True if all work on the stream is done (aclrtStreamQuery)."""
+        cdef aclrtStreamStatus status = ACL_STREAM_STATUS_NOT_READY
+        self._check("query")
+        if self._is_default:
+            _current_device()
+        with nogil:
+            CHKACL(aclrtStreamQuery(self._handle, &status), "aclrtStreamQuery")
+        self._prune()
+        return status == ACL_STREAM_STATUS_COMPLETE
+
+    def wait_event(self, Event event not None):
+        """Make later work on this stream wait for `event` (aclrtStreamWaitEvent).
+
+        Returns at once; the wait happens on the stream.
+        """
+        self._check("wait_event")
+        event._check("wait_event")
+        if self._is_default:
+            _current_device()
+        with nogil:
+            CHKACL(aclrtStreamWaitEvent(self._handle, event._handle), "aclrtStreamWaitEvent")
+
+    def record_event(self, Event event=None):
+        """Record `event` (a new Event if None) on this stream and return it.
+
+        The event completes when the work enqueued before it is done
+        (aclrtRecordEvent).
+        """
+        self._check("record_event")
+        if event is None:
+            event = Event()
+        event.record(self)
+        return event
+
+    def record(self, Event event=None):
+        """Record `event` (a new Event if None) on this stream and return it (= record_event())."""
+        return self.record_event(event)
+
+    def launch_host_func(self, fn, *args):
+        """Enqueue a call of fn(*args) on the stream (aclrtLaunchHostFunc).
+
+        The call runs on the runtime's worker thread, in stream order, holding
+        the GIL; later work on the stream waits for it to return. Exceptions
+        it raises are reported through sys.unraisablehook. Returns at once.
+        """
+        if not callable(fn):
+            raise TypeError(f"launch_host_func: fn must be callable, not {type(fn).__name__}")
+        self._check("launch_host_func")
+        if self._is_default:
+            _current_device()
+        payload = (fn, args)
+        with nogil:
+            CHKACL(aclrtLaunchHostFunc(self._handle, _host_func_trampoline, <void *>payload),
+                   "aclrtLaunchHostFunc")
+        self._keepalive(payload)
+
+    def destroy(self):
+        """Wait for the stream's work, then destroy it (aclrtDestroyStream).
+
+        Does nothing for the default stream or a destroyed stream.
+        """
+        cdef aclrtStream handle = self._handle
+        cdef aclError err
+        if self._is_default or self._destroyed:
+            return
+        self._destroyed = True
+        self._handle = NULL
+        _live_streams.discard(self)
+        with nogil:
+            aclrtSynchronizeStream(handle)
+        self._release_events()
+        with nogil:
+            err = aclrtDestroyStream(handle)
+        CHKACL(err, "aclrtDestroyStream")
+
+    def __enter__(self):
+        self._check("__enter__")
+        stack = getattr(_tls, "stack", None)
+        if stack is None:
+            stack = _tls.stack = []
+        stack.append(self)
+        return self
+
+    def __exit__(self, *exc):
+        stack = getattr(_tls, "stack", None)
+        if stack and stack[-1] is self:
+            stack.pop()
+        elif stack and self in stack:
+            stack.remove(self)
+        return False
+
+
+cdef void _host_func_trampoline(void *arg) noexcept with gil:
+    # `arg` is a (fn, args) tuple kept alive by the stream's keep-alive list.
+    cdef object payload = <object>arg
+    try:
+        payload[0](*payload[1])
+    except BaseException as exc:
+        try:
+            sys.unraisablehook(_Unraisable(type(exc), exc, exc.__traceback__,
+                                           "exception in a stream host function",
+                                           payload[0]))
+        except BaseException:
+            pass
+
+
+class _Unraisable:
+    __slots__ = ("exc_type", "exc_value", "exc_traceback", "err_msg", "object")
+
+    def __init__(self, exc_type, exc_value, exc_traceback, err_msg, obj):
+        self.exc_type = exc_type
+        self.exc_value = exc_value
+        self.exc_traceback = exc_traceback
+        self.err_msg = err_msg
+        self.object = obj
+
+
+cdef Stream _default_stream = Stream(_default=True)
+
+
+def default_stream():
+    """Return the default stream (handle NULL) of the current device."""
+    return _default_stream
+
+
+def current_stream():
+    """Return the thread's current stream (set by `with stream:`), else the default stream."""
+    stack = getattr(_tls, "stack", None)
+    if stack:
+        return stack[-1]
+    return _default_stream
+
+
+cdef Stream _resolve_stream(object stream, str api):
+    cdef Stream s
+    if stream is None:
+        stack = getattr(_tls, "stack", None)
+        s = stack[-1] if stack else _default_stream
+    elif isinstance(stream, Stream):
+        s = <Stream>stream
+    else:
+        raise TypeError(f"{api}: stream must be a pyhccl.Stream or None, "
+                        f"not {type(stream).__name__}")
+    s._check(api)
+    return s

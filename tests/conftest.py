@@ -1,0 +1,155 @@
+"""Shared fixtures for the pyhccl test suite, run under MPI.
+
+    mpiexec -n 4 .venv/bin/python -m pytest
+
+Every rank runs the same tests in the same order. After each test the ranks
+combine their verdicts, so a test that fails on one rank fails on all of them
+and no rank walks into the next collective alone; a failing run aborts the
+MPI job at exit instead of leaving ranks hanging.
+"""
+
+import collections
+import os
+import sys
+import time
+
+# Bound every wait of the host runtime below pytest's own timeout.
+os.environ.setdefault("HCCL_CONNECT_TIMEOUT", "60")
+os.environ.setdefault("HCCL_EXEC_TIMEOUT", "60")
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+from mpi4py import MPI  # noqa: E402
+
+import pyhccl  # noqa: E402
+from pyhccl.mpi import comm_from_mpi, local_rank  # noqa: E402
+
+WORLD = MPI.COMM_WORLD
+RANK = WORLD.Get_rank()
+SIZE = WORLD.Get_size()
+
+# One device per rank on the node, before anything else touches the runtime.
+DEVICE = local_rank(WORLD) % pyhccl.device_count()
+pyhccl.set_device(DEVICE)
+
+# All element types an array can have, with bfloat16 last.
+DTYPES = ["int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64",
+          "float16", "float32", "float64", "bfloat16"]
+OPS = ["sum", "prod", "max", "min"]
+
+Pair = collections.namedtuple("Pair", "hccl mpi")
+
+
+def all_true(cond):
+    """Return True on every rank if `cond` holds on every rank (collective)."""
+    return WORLD.allreduce(bool(cond), op=MPI.LAND)
+
+
+def assert_all(cond, message=""):
+    """Assert `cond` on every rank at once (collective), naming the failing ranks."""
+    flags = WORLD.allgather(bool(cond))
+    assert all(flags), f"{message} (failed on ranks {[i for i, f in enumerate(flags) if not f]})"
+
+
+def same_on_all(mpi_comm, array):
+    """Return True if `array`'s bytes are identical on every rank of `mpi_comm`."""
+    data = np.ascontiguousarray(array).tobytes()
+    return all(d == data for d in mpi_comm.allgather(data))
+
+
+def sizes_for(nranks):
+    """Element counts every collective is tested with: 0, 1, odd, not divisible, ~1 MiB."""
+    return [0, 1, 7, nranks * 3 + 1, (1 << 20) // 4 + 3]
+
+
+@pytest.fixture(scope="session")
+def world():
+    """A pyhccl Comm over MPI.COMM_WORLD (one per session)."""
+    comm = comm_from_mpi(WORLD)
+    yield comm
+    pyhccl.default_stream().synchronize()
+    comm.destroy()
+
+
+@pytest.fixture(scope="session")
+def self_comm():
+    """A 1-rank pyhccl Comm over MPI.COMM_SELF."""
+    comm = comm_from_mpi(MPI.COMM_SELF)
+    yield comm
+    pyhccl.default_stream().synchronize()
+    comm.destroy()
+
+
+@pytest.fixture(params=["world", "self"])
+def pair(request, world, self_comm):
+    """(pyhccl Comm, matching mpi4py communicator), over the world and over one rank."""
+    if request.param == "world":
+        return Pair(world, WORLD)
+    return Pair(self_comm, MPI.COMM_SELF)
+
+
+@pytest.fixture
+def stream():
+    """A fresh stream on this rank's device, destroyed after the test."""
+    s = pyhccl.Stream()
+    yield s
+    s.destroy()
+
+
+def pytest_collection_modifyitems(config, items):
+    # A hang inside a C call never returns to Python, so time out from a thread.
+    for item in items:
+        if item.get_closest_marker("timeout") is None:
+            item.add_marker(pytest.mark.timeout(method="thread"))
+
+
+# Verdicts travel on their own communicator, never mixed with a test's messages.
+_VERDICT = WORLD.Dup()
+# How long a rank waits for the others to agree on a verdict before it decides
+# they are stuck in a collective it left (after an exception) and aborts the
+# job. Longer than pytest's per-test timeout, which normally fires first.
+VERDICT_TIMEOUT = 150.0
+_FAILED = pytest.StashKey[bool]()
+
+
+def _agree(failed, item, report):
+    """Allgather this rank's verdict, aborting the job if the others never arrive."""
+    send = np.array([failed], np.int8)
+    flags = np.zeros(SIZE, np.int8)
+    req = _VERDICT.Iallgather(send, flags)
+    deadline = time.monotonic() + VERDICT_TIMEOUT
+    while not req.Test():
+        if time.monotonic() > deadline:
+            sys.stderr.write(f"\n[rank {RANK}] {item.nodeid} ({report.when}): the other ranks "
+                             "did not finish this test; aborting the MPI job.\n")
+            sys.stderr.flush()
+            WORLD.Abort(1)
+        time.sleep(0.001)
+    return flags
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    if report.failed:
+        item.stash[_FAILED] = True
+    # Setup and teardown run on every rank for every test (the call does not
+    # where a test is skipped on some ranks only): agree on the verdict there.
+    # A setup failure anywhere fails the test everywhere before its call, and
+    # a failure anywhere is reported by every rank at teardown.
+    if SIZE == 1 or call.when == "call":
+        return
+    failed = item.stash.get(_FAILED, False)
+    flags = _agree(failed, item, report)
+    if flags.any() and not failed:
+        bad = [i for i, f in enumerate(flags) if f]
+        item.stash[_FAILED] = True
+        report.outcome = "failed"
+        report.longrepr = f"failed on rank(s) {bad}"
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if exitstatus not in (0, 5) and SIZE > 1:
+        import mpi4py.run
+        mpi4py.run.set_abort_status(int(exitstatus))

@@ -1,0 +1,145 @@
+"""Asynchronous semantics: collectives return before completion, streams are ordered by
+events, and Python buffers stay alive until the work that uses them is done."""
+
+import gc
+import threading
+import weakref
+
+import numpy as np
+import pytest
+
+import pyhccl
+from conftest import assert_all
+
+pytestmark = pytest.mark.mpi
+
+
+class Gate:
+    """Blocks a stream until opened: a host function waits on a threading.Event."""
+
+    def __init__(self, stream):
+        self.event = threading.Event()
+        stream.launch_host_func(self.event.wait, 60)
+
+    def open(self):
+        self.event.set()
+
+
+def test_collective_returns_before_completion(pair):
+    comm, mpi = pair
+    a, b = pyhccl.Stream(), pyhccl.Stream()
+    gate = Gate(b)
+    try:
+        ready = b.record_event()          # completes only when the gate opens
+        a.wait_event(ready)
+        x = pyhccl.full(1 << 16, comm.rank + 1, "float32")
+        out = comm.all_reduce(x, stream=a)
+        enqueued = out is x and not a.query() and not ready.query()
+    finally:
+        gate.open()
+    a.synchronize()
+    expect = comm.size * (comm.size + 1) / 2
+    assert_all(enqueued, "all_reduce did not return before its stream ran it")
+    assert_all(np.all(x.get() == expect), "wrong all_reduce result")
+    a.destroy()
+    b.destroy()
+
+
+def test_event_orders_copy_before_collective(pair):
+    """An async copy on stream A, an event on A, stream B waits for it, a collective on B."""
+    comm, mpi = pair
+    a, b = pyhccl.Stream(), pyhccl.Stream()
+    n = 10000
+    src = np.arange(n, dtype=np.int64) * (comm.rank + 1)
+    x = pyhccl.zeros(n, "int64")
+    gate = Gate(a)                        # hold A so B would run first without the event
+    try:
+        x.set(src, stream=a)
+        copied = a.record_event()
+        b.wait_event(copied)
+        y = pyhccl.empty(n, "int64")
+        comm.all_reduce(x, y, "sum", stream=b)
+        out = y.get(stream=b)
+    finally:
+        gate.open()
+    b.synchronize()
+    expect = np.arange(n, dtype=np.int64) * (comm.size * (comm.size + 1) // 2)
+    assert_all(np.array_equal(out, expect), "collective on B did not see the copy on A")
+    a.destroy()
+    b.destroy()
+
+
+def test_buffers_kept_alive_until_done(pair):
+    comm, mpi = pair
+    s = pyhccl.Stream()
+    total = comm.size * (comm.size + 1) / 2
+    verdicts = []
+    for _ in range(2):                    # the second round reuses the keep-alive events
+        gate = Gate(s)
+        try:
+            send = np.full(1000, comm.rank + 1, np.float64)
+            recv = pyhccl.zeros(1000, "float64")
+            host_in_place = np.full(10, 2.0)
+            send_ref = weakref.ref(send)
+            host_ref = weakref.ref(host_in_place)
+            comm.all_reduce(send, recv, stream=s)
+            dev = pyhccl.full(50, 3, "int32")
+            dev_ref = weakref.ref(dev)
+            comm.broadcast(dev, 0, stream=s)
+            comm.all_reduce(host_in_place, stream=s)
+            del send, dev, host_in_place
+            gc.collect()
+            held = send_ref() is not None and dev_ref() is not None and host_ref() is not None
+            pending = s._pending_count()
+        finally:
+            gate.open()
+        s.synchronize()
+        gc.collect()
+        released = send_ref() is None and dev_ref() is None and host_ref() is None
+        verdicts.append((held and pending >= 3, released and s._pending_count() == 0,
+                         bool(np.all(recv.get() == total))))
+    assert_all(all(v[0] for v in verdicts), f"buffers of pending calls released early {verdicts}")
+    assert_all(all(v[1] for v in verdicts), f"buffers not released after sync {verdicts}")
+    assert_all(all(v[2] for v in verdicts), "wrong result")
+    s.destroy()
+
+
+def test_keepalive_list_is_pruned(pair):
+    comm, mpi = pair
+    s = pyhccl.Stream()
+    x = pyhccl.ones(16, "float32")
+    for _ in range(50):
+        comm.all_reduce(x, op="max", stream=s)
+    s.synchronize()
+    assert s._pending_count() == 0
+    for _ in range(50):
+        comm.all_reduce(x, op="max", stream=s)
+        s.query()
+    s.synchronize()
+    assert_all(np.all(x.get() == 1) and s._pending_count() == 0, "keep-alive list not pruned")
+    s.destroy()
+
+
+def test_current_stream_is_used(pair):
+    comm, mpi = pair
+    s = pyhccl.Stream()
+    gate = Gate(s)
+    x = pyhccl.full(8, 1, "int32")
+    try:
+        with s:
+            comm.all_reduce(x)            # stream=None: the current stream, s
+        on_s = not s.query() and pyhccl.default_stream().query()
+    finally:
+        gate.open()
+    s.synchronize()
+    assert_all(on_s and np.all(x.get() == comm.size), "stream=None did not use the current stream")
+    s.destroy()
+
+
+def test_stream_destroy_waits_for_work(pair):
+    comm, mpi = pair
+    s = pyhccl.Stream()
+    x = pyhccl.full(1 << 15, 1, "float64")
+    comm.all_reduce(x, stream=s)
+    s.destroy()                           # synchronises first
+    assert_all(np.all(x.get() == comm.size), "destroy() did not wait for the stream")

@@ -1,0 +1,75 @@
+"""HcclError / AclError: codes, names, messages, pickling, raised by real C failures."""
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+import pyhccl
+
+
+def test_hccl_error_fields_and_pickle():
+    err = pyhccl.HcclError(1, "HcclAllReduce failed: HCCL_E_PARA (1): bad", "HcclAllReduce")
+    assert isinstance(err, RuntimeError)
+    assert err.code == 1 and err.name == "HCCL_E_PARA" and err.api == "HcclAllReduce"
+    assert str(err) == "HcclAllReduce failed: HCCL_E_PARA (1): bad"
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is pyhccl.HcclError
+    assert (back.code, back.message, back.api) == (err.code, err.message, err.api)
+    assert str(back) == str(err)
+
+
+def test_acl_error_fields_and_pickle():
+    err = pyhccl.AclError(200000)
+    assert isinstance(err, RuntimeError)
+    assert err.code == 200000 and err.name == "ACL_ERROR_BAD_ALLOC"
+    assert "ACL_ERROR_BAD_ALLOC (200000)" in str(err)
+    back = pickle.loads(pickle.dumps(err))
+    assert type(back) is pyhccl.AclError and back.code == err.code and str(back) == str(err)
+
+
+def test_error_names():
+    assert pyhccl.hccl_result_name(0) == "HCCL_SUCCESS"
+    assert pyhccl.hccl_result_name(5) == "HCCL_E_NOT_SUPPORT"
+    assert pyhccl.hccl_result_name(24) == "HCCL_E_OOM"
+    assert pyhccl.hccl_result_name(1041) == "HCCL_E_IN_STATUS"
+    assert pyhccl.acl_error_name(0) == "ACL_SUCCESS"
+    assert pyhccl.acl_error_name(100002) == "ACL_ERROR_REPEAT_INITIALIZE"
+    assert pyhccl.acl_error_name(507046) == "ACL_ERROR_RT_STREAM_SYNC_TIMEOUT"
+    assert isinstance(pyhccl.get_error_string(1), str)
+
+
+def test_acl_error_from_runtime():
+    with pytest.raises(pyhccl.AclError) as info:
+        pyhccl.set_device(pyhccl.device_count() + 1000)
+    err = info.value
+    assert err.code != 0 and err.api == "aclrtSetDevice"
+    assert str(err).startswith("aclrtSetDevice failed: ")
+    assert f"({err.code})" in str(err)
+    back = pickle.loads(pickle.dumps(err))
+    assert back.code == err.code and str(back) == str(err)
+    # the failed call left the current device alone
+    assert pyhccl.get_device() is not None
+
+
+def test_hccl_error_from_library():
+    garbage = os.urandom(pyhccl.ROOT_INFO_BYTES)
+    with pytest.raises(pyhccl.HcclError) as info:
+        pyhccl.Comm(1, garbage, 0)
+    err = info.value
+    assert err.code != 0 and err.api.startswith("HcclCommInitRootInfo")
+    assert str(err).startswith(f"{err.api} failed: {err.name} ({err.code})")
+    back = pickle.loads(pickle.dumps(err))
+    assert back.code == err.code and str(back) == str(err)
+
+
+def test_hccl_error_from_a_collective(self_comm):
+    with pytest.raises(pyhccl.HcclError) as info:
+        self_comm.all_reduce(np.zeros(32, np.uint8), dtype=pyhccl.INT128)
+    err = info.value
+    assert err.api == "HcclAllReduce" and err.code == 5 and err.name == "HCCL_E_NOT_SUPPORT"
+    assert str(err).startswith("HcclAllReduce failed: HCCL_E_NOT_SUPPORT (5): ")
+    assert " - HcclAllReduce: " in str(err)        # the runtime's own message follows
+    back = pickle.loads(pickle.dumps(err))
+    assert str(back) == str(err) and back.api == err.api
