@@ -16,8 +16,10 @@ $(VENV)/.installed: requirements-dev.txt
 	$(VENV)/bin/pip install -q -r requirements-dev.txt
 	touch $@
 
+# In-place build; a .pth file puts this checkout on the venv's path (like pip install -e).
 build: $(VENV)/.installed
 	$(PY) setup.py -q build_ext --inplace
+	$(PY) -c "import os, site; open(os.path.join(site.getsitepackages()[0], 'pyhccl-dev.pth'), 'w').write(os.getcwd() + '\\n')"
 
 demo: build
 	$(MPIEXEC) -n 4 $(PY) examples/allreduce.py
