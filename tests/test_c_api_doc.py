@@ -189,3 +189,18 @@ def test_environment_variables_are_documented():
         f"read in csrc/ but not in docs/C_API.md's tables: {sorted(read - documented)}"
     assert not sorted(documented - read), \
         f"documented in docs/C_API.md but not read in csrc/: {sorted(documented - read)}"
+
+
+# HCCL_* variables that CANN's HCCL defines and we honour; our own tuning knobs use PYHCCL_*.
+REAL_HCCL_VARIABLES = {"HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT", "HCCL_IF_IP",
+                       "HCCL_IF_BASE_PORT", "HCCL_DETERMINISTIC", "HCCL_BUFFSIZE"}
+
+
+def test_only_real_hccl_variables_use_the_hccl_prefix():
+    if not CSRC.is_dir():
+        pytest.skip("csrc/ is not present")
+    read = env_reads()
+    invented = sorted(v for v in read if v.startswith("HCCL_") and v not in REAL_HCCL_VARIABLES)
+    assert not invented, f"tuning variables must use the PYHCCL_ prefix: {invented}"
+    bad = sorted(v for v in read if not v.startswith(("HCCL_", "PYHCCL_")))
+    assert not bad, f"environment variables without an HCCL_/PYHCCL_ prefix: {bad}"

@@ -158,6 +158,45 @@ def test_mismatched_collectives(exe, tmp_path, nranks):
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("how", ["other", "zero"])
+@pytest.mark.parametrize("kind", ["allgatherv", "reducescatterv"])
+def test_mismatched_v_counts(exe, tmp_path, kind, how):
+    """Rank 0 passes another recvCounts (AllGatherV) / sendCounts (ReduceScatterV) array, or
+    one of zeros: HCCL_E_PARA on every rank within seconds, not stale data or a hang."""
+    results = run_ranks(exe, tmp_path, 3, "mismatch_v", kind, how, timeout=60)
+    assert_all_pass(results, f"mismatch_v {kind} {how}")
+    for _, out in results:
+        assert "differs between ranks" in out and "Counts arrays" in out, out
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("value,expect", [(None, 0), ("0", 0), ("1", 1), ("2", 2), ("true", 1),
+                                          ("false", 0), ("maybe", 0)])
+def test_deterministic_config(exe, tmp_path, monkeypatch, value, expect):
+    """HcclGetConfig(HCCL_DETERMINISTIC) reads the variable until HcclSetConfig; the global
+    value is the default of communicators created later; a bad value warns once."""
+    monkeypatch.delenv("HCCL_DETERMINISTIC", raising=False)
+    env = {} if value is None else {"HCCL_DETERMINISTIC": value}
+    results = run_ranks(exe, tmp_path, 1, "config", expect, env=env, timeout=60)
+    assert_all_pass(results, f"config HCCL_DETERMINISTIC={value}")
+    out = results[0][1]
+    assert out.count("ignoring HCCL_DETERMINISTIC") == (1 if value == "maybe" else 0), out
+
+
+@pytest.mark.timeout(300)
+def test_unknown_algo_entries(exe, tmp_path):
+    """PYHCCL_ALGO entries that cannot be honoured, for any collective, warn once per process
+    (naming the variable and its value) and results stay exact."""
+    spec = "broadcast:bogus,allgather:latency,reducescatter:nope,allreduce:odd,frob:chunked"
+    results = run_ranks(exe, tmp_path, 3, "suite", "device", env={"PYHCCL_ALGO": spec})
+    assert_all_pass(results, "suite with unknown PYHCCL_ALGO entries")
+    for _, out in results:
+        assert out.count(f"PYHCCL_ALGO={spec}") == 1, out
+        for entry in spec.split(","):
+            assert entry in out, out
+
+
+@pytest.mark.timeout(120)
 @pytest.mark.parametrize("nranks", [2, 4])
 def test_timing_mode(exe, tmp_path, nranks):
     """The timing mode runs and checks its result (numbers are not asserted: shared machine)."""

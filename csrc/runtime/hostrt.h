@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <memory>
 
 #include "acl/acl.h"
 
@@ -40,7 +41,12 @@ using Task = std::function<aclError()>;
 // thread's current context. Returns nullptr (and sets the error message, naming
 // `api`) if the handle is not a live stream or no device is set; *err receives
 // the aclError to report.
+// The pointer stays valid only until the stream is destroyed: use it at once.
 HOSTRT_API Stream *resolve_stream(aclrtStream stream, const char *api, aclError *err);
+// As resolve_stream, but the caller shares ownership: the Stream object outlives
+// an aclrtDestroyStream on another thread (enqueue then fails cleanly).
+HOSTRT_API std::shared_ptr<Stream> acquire_stream(aclrtStream stream, const char *api,
+                                                  aclError *err);
 
 // Appends a task to the stream; returns at once.
 HOSTRT_API aclError enqueue(Stream *stream, Task task);

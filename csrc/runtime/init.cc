@@ -1,4 +1,4 @@
-// aclInit / aclFinalize (reference counted), versions, SoC name, data types.
+// aclInit / aclFinalize, versions, SoC name, data types.
 #include <cstdio>
 
 #include "common/env.h"
@@ -9,7 +9,7 @@ namespace {
 
 struct InitState {
   std::mutex mu;
-  uint64_t refs = 0;       // aclInit calls not yet finalized
+  uint64_t refs = 0;       // 1 while initialized (a repeated aclInit adds nothing)
   bool ever = false;       // aclInit ever succeeded
 };
 InitState &init_state() {
@@ -38,7 +38,8 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath) {
   InitState &s = init_state();
   std::lock_guard<std::mutex> lk(s.mu);
   if (s.refs > 0) {
-    ++s.refs;  // counted for aclFinalizeReference; nothing else changes
+    // ABI.md 5.4: a repeat changes nothing (callers treat 100002 as success;
+    // one aclFinalize or aclFinalizeReference still finalizes).
     return fail(ACL_ERROR_REPEAT_INITIALIZE, "%s: ACL is already initialized", api);
   }
   // The config file (JSON dump/profiling options in CANN) is only checked for

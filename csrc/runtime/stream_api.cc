@@ -60,6 +60,11 @@ Stream *resolve_stream(aclrtStream stream, const char *api, aclError *err) {
   return s.get();  // the registry keeps it alive until aclrtDestroyStream
 }
 
+std::shared_ptr<Stream> acquire_stream(aclrtStream stream, const char *api, aclError *err) {
+  aclError dummy;
+  return lookup_stream(stream, api ? api : "acquire_stream", err ? err : &dummy);
+}
+
 aclError enqueue(Stream *stream, Task task) {
   if (stream == nullptr) return fail(ACL_ERROR_RT_INVALID_HANDLE, "enqueue: stream is NULL");
   return stream->push(std::move(task), /*always_run=*/false, "enqueue");

@@ -378,6 +378,10 @@ static void test_arguments() {
   RootInfoView v{};
   CHECK(hccl::root_info_parse(blob, &v) == HCCL_E_PARA, "zero blob accepted");
   CHECK(hccl::root_info_parse(nullptr, &v) == HCCL_E_PTR, "null blob accepted");
+  CHECK(contains(hostrt::last_error(), "HcclCommInitRootInfo: "), "default api prefix missing");
+  CHECK(hccl::root_info_parse(blob, &v, "HcclCommInitRootInfoConfig") == HCCL_E_PARA,
+        "zero blob accepted (api overload)");
+  CHECK(contains(hostrt::last_error(), "HcclCommInitRootInfoConfig: "), "api prefix missing");
   CHECK(hccl::root_info_create(nullptr, sizeof(blob)) == HCCL_E_PTR, "null out blob accepted");
   CHECK(hccl::root_info_create(blob, 16) == HCCL_E_PARA, "short out blob accepted");
   RootInfoView root = make_root();

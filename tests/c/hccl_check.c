@@ -13,6 +13,11 @@
  *   kill                  the last rank SIGKILLs itself mid-collective: the
  *                         others must fail, not hang
  *   mismatch              rank 0 passes another count: all ranks must fail fast
+ *   mismatch_v KIND HOW   KIND allgatherv|reducescatterv: rank 0 passes other
+ *                         counts (HOW "other", or "zero": all 0): HCCL_E_PARA
+ *                         on every rank, fast
+ *   config DET            HcclGetConfig reads HCCL_DETERMINISTIC (DET expected);
+ *                         HcclSetConfig is the default of later communicators
  *   perf BYTES ITERS [host|device]  time of a float32 sum AllReduce
  * Each rank prints "rank R: PASS ..." and exits 0 when all went well.
  */
@@ -550,6 +555,63 @@ static void expect_err(HcclResult got, HcclResult want, const char *call, const 
   if (word) CHECK(msg && strstr(msg, word), "%s: message \"%s\" lacks \"%s\"", call, msg ? msg : "", word);
 }
 
+/* A grouped op whose stream is destroyed before HcclGroupEnd: a clean error
+ * naming HcclGroupEnd and the stream, and the (private) comm is failed. */
+static void t_group_stream_destroyed(void) {
+  HcclRootInfo ri;
+  HcclComm c1 = NULL;
+  HCCL_OK(HcclGetRootInfo(&ri));
+  HCCL_OK(HcclCommInitRootInfo(1, &ri, 0, &c1));
+  float a[8] = {0}, b[8];
+  aclrtStream tmp;
+  ACL_OK(aclrtCreateStream(&tmp));
+  HCCL_OK(HcclGroupStart());
+  HCCL_OK(HcclAllReduce(a, b, 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, c1, tmp));
+  HCCL_OK(HcclSend(a, 8, HCCL_DATA_TYPE_FP32, 0, c1, tmp));
+  HCCL_OK(HcclRecv(b, 8, HCCL_DATA_TYPE_FP32, 0, c1, tmp));
+  ACL_OK(aclrtDestroyStream(tmp));
+  expect_err(HcclGroupEnd(), HCCL_E_PARA, "HcclGroupEnd", "is not a live stream");
+  char want[64];
+  snprintf(want, sizeof(want), "%p", (void *)tmp);
+  const char *msg = aclGetRecentErrMsg();
+  CHECK(msg && strstr(msg, want), "HcclGroupEnd message \"%s\" does not name stream %s",
+        msg ? msg : "", want);
+  HcclResult ae = HCCL_SUCCESS;
+  HCCL_OK(HcclGetCommAsyncError(c1, &ae));
+  CHECK(ae == HCCL_E_PARA, "comm of the failed group: async error %d", (int)ae);
+  bool active = true;
+  HCCL_OK(HcclGroupStatusGet(&active));
+  CHECK(active == 0, "group still active after a failed HcclGroupEnd");
+  HCCL_OK(HcclCommDestroy(c1));
+}
+
+/* The NULL (default) stream on a thread with no device set. */
+struct NullStreamArg {
+  HcclComm comm;
+  HcclResult r;
+  char msg[512];
+};
+static void *null_stream_thread(void *p) {
+  struct NullStreamArg *arg = (struct NullStreamArg *)p;
+  float a[8] = {0}, b[8];
+  arg->r = HcclAllReduce(a, b, 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, arg->comm, NULL);
+  const char *m = aclGetRecentErrMsg();
+  snprintf(arg->msg, sizeof(arg->msg), "%s", m ? m : "");
+  return NULL;
+}
+static void t_null_stream_no_device(HcclComm comm) {
+  struct NullStreamArg arg;
+  memset(&arg, 0, sizeof(arg));
+  arg.comm = comm;
+  pthread_t th;
+  CHECK(pthread_create(&th, NULL, null_stream_thread, &arg) == 0, "pthread_create");
+  pthread_join(th, NULL);
+  CHECK(arg.r == HCCL_E_PARA, "NULL stream, no device: returned %d (%s)", (int)arg.r, arg.msg);
+  CHECK(strstr(arg.msg, "HcclAllReduce") && strstr(arg.msg, "stream is NULL") &&
+            strstr(arg.msg, "aclrtSetDevice"),
+        "NULL stream, no device: message \"%s\"", arg.msg);
+}
+
 static void t_errors(HcclComm comm, aclrtStream s) {
   float a[8], b[8];
   uint32_t u;
@@ -585,6 +647,11 @@ static void t_errors(HcclComm comm, aclrtStream s) {
   HcclComm c2;
   expect_err(HcclCommInitRootInfoConfig(1, &ri, 0, &cfg, &c2), HCCL_E_PARA,
              "HcclCommInitRootInfoConfig", "magic");
+  HcclCommConfigInit(&cfg); /* a good config, a bad root info: named after the Config call */
+  expect_err(HcclCommInitRootInfoConfig(1, &ri, 0, &cfg, &c2), HCCL_E_PARA,
+             "HcclCommInitRootInfoConfig", "rootInfo");
+  t_group_stream_destroyed();
+  t_null_stream_no_device(comm);
   CHECK(strlen(HcclGetErrorString(HCCL_E_TIMEOUT)) > 0, "error string");
   CHECK(HcclGetCommConfigCapability() == HCCL_COMM_CONFIG_RESERVED, "capability");
   HcclConfigValue v = {1};
@@ -771,6 +838,94 @@ static int run_mismatch(HcclComm comm, aclrtStream s) {
   return g_fail != 0;
 }
 
+/* AllGatherV / ReduceScatterV where rank 0's counts array differs from the
+ * others' (HOW "other": different sizes; "zero": all 0, so rank 0 alone would
+ * need no data round): every rank gets HCCL_E_PARA, quickly, never stale data
+ * or a hang. Counts are {0, 2, 3, ...} on the other ranks. */
+static int run_mismatch_v(HcclComm comm, aclrtStream s, const char *kind, const char *how) {
+  uint64_t counts[64], displs[64];
+  uint64_t total = 0;
+  for (int p = 0; p < g_n; ++p) {
+    counts[p] = p == 0 ? 0 : (uint64_t)p + 1;
+    if (g_rank == 0 && p > 0) counts[p] = strcmp(how, "zero") == 0 ? 0 : 7;
+    displs[p] = total;
+    total += counts[p];
+  }
+  float *big = alloc((total + 1) * 4), *mine = alloc((counts[g_rank] + 1) * 4);
+  for (uint64_t i = 0; i < total; ++i) big[i] = 1.0f;
+  for (uint64_t i = 0; i < counts[g_rank]; ++i) mine[i] = 1.0f;
+  double t0 = now_s();
+  if (strcmp(kind, "allgatherv") == 0)
+    HCCL_OK(HcclAllGatherV(mine, counts[g_rank], big, counts, displs, HCCL_DATA_TYPE_FP32, comm,
+                           s));
+  else
+    HCCL_OK(HcclReduceScatterV(big, counts, displs, mine, counts[g_rank], HCCL_DATA_TYPE_FP32,
+                               HCCL_REDUCE_SUM, comm, s));
+  aclError e = aclrtSynchronizeStream(s);
+  const char *msg = aclGetRecentErrMsg();
+  CHECK(e == ACL_ERROR_RT_PARAM_INVALID, "%s with different counts: stream error %d (%s)", kind,
+        (int)e, msg ? msg : "");
+  CHECK(msg && strstr(msg, "differs between ranks"), "message: %s", msg ? msg : "");
+  HcclResult ae = HCCL_SUCCESS;
+  HCCL_OK(HcclGetCommAsyncError(comm, &ae));
+  CHECK(ae == HCCL_E_PARA, "async error %d, want HCCL_E_PARA", (int)ae);
+  CHECK(now_s() - t0 < 5.0, "detection took %.1f s", now_s() - t0);
+  printf("rank %d: %s mismatch -> %d: %s\n", g_rank, kind, (int)e, msg ? msg : "");
+  release(big);
+  release(mine);
+  if (g_fail == 0) printf("rank %d: PASS %s mismatch detected\n", g_rank, kind);
+  return g_fail != 0;
+}
+
+/* HCCL_DETERMINISTIC is what HcclGetConfig reports until HcclSetConfig; the
+ * global value is the default of communicators created afterwards. */
+static HcclComm one_rank_comm(int det_cfg) {
+  HcclRootInfo ri;
+  HcclComm c = NULL;
+  HCCL_OK(HcclGetRootInfo(&ri));
+  if (det_cfg < 0) {
+    HCCL_OK(HcclCommInitRootInfo(1, &ri, 0, &c));
+  } else {
+    HcclCommConfig cfg;
+    HcclCommConfigInit(&cfg);
+    cfg.hcclDeterministic = (uint32_t)det_cfg;
+    HCCL_OK(HcclCommInitRootInfoConfig(1, &ri, 0, &cfg, &c));
+  }
+  return c;
+}
+static int comm_det(HcclComm c) {
+  HcclConfigValue v = {-1};
+  HCCL_OK(HcclGetCommConfig(c, HCCL_DETERMINISTIC, &v));
+  return v.value;
+}
+static int run_config(int expect_env) {
+  HcclConfigValue v = {-1};
+  HCCL_OK(HcclGetConfig(HCCL_DETERMINISTIC, &v));
+  CHECK(v.value == expect_env, "HcclGetConfig before HcclSetConfig = %d, want %d", v.value,
+        expect_env);
+  HcclComm a = one_rank_comm(-1), b = one_rank_comm(0);
+  CHECK(comm_det(a) == expect_env, "comm without hcclDeterministic: %d, want %d", comm_det(a),
+        expect_env);
+  CHECK(comm_det(b) == 0, "comm with hcclDeterministic 0: %d", comm_det(b));
+  v.value = 2;
+  HCCL_OK(HcclSetConfig(HCCL_DETERMINISTIC, v));
+  v.value = -1;
+  HCCL_OK(HcclGetConfig(HCCL_DETERMINISTIC, &v));
+  CHECK(v.value == 2, "HcclGetConfig after HcclSetConfig(2) = %d", v.value);
+  HcclComm c = one_rank_comm(-1), d = one_rank_comm(1);
+  CHECK(comm_det(c) == 2, "comm created after HcclSetConfig(2): %d", comm_det(c));
+  CHECK(comm_det(d) == 1, "comm with hcclDeterministic 1: %d", comm_det(d));
+  CHECK(comm_det(a) == expect_env, "earlier comm changed to %d", comm_det(a));
+  v.value = 3;
+  expect_err(HcclSetConfig(HCCL_DETERMINISTIC, v), HCCL_E_PARA, "HcclSetConfig", NULL);
+  HCCL_OK(HcclCommDestroy(a));
+  HCCL_OK(HcclCommDestroy(b));
+  HCCL_OK(HcclCommDestroy(c));
+  HCCL_OK(HcclCommDestroy(d));
+  if (g_fail == 0) printf("rank %d: PASS config\n", g_rank);
+  return g_fail != 0;
+}
+
 static int run_perf(HcclComm comm, aclrtStream s, size_t bytes, int iters) {
   size_t n = bytes / 4;
   float *x = alloc(n * 4), *y = alloc(n * 4);
@@ -796,7 +951,7 @@ static int run_perf(HcclComm comm, aclrtStream s, size_t bytes, int iters) {
 
 int main(int argc, char **argv) {
   if (argc < 5) {
-    fprintf(stderr, "usage: %s suite|timeout|kill|perf RANK NRANKS ROOTFILE [args]\n", argv[0]);
+    fprintf(stderr, "usage: %s suite|timeout|kill|mismatch|mismatch_v|config|perf RANK NRANKS ROOTFILE [args]\n", argv[0]);
     return 2;
   }
   const char *mode = argv[1];
@@ -841,6 +996,10 @@ int main(int argc, char **argv) {
     comm = NULL; /* destroyed there */
   } else if (strcmp(mode, "mismatch") == 0) {
     rc = run_mismatch(comm, s);
+  } else if (strcmp(mode, "mismatch_v") == 0 && argc > 6) {
+    rc = run_mismatch_v(comm, s, argv[5], argv[6]);
+  } else if (strcmp(mode, "config") == 0 && argc > 5) {
+    rc = run_config(atoi(argv[5]));
   } else if (strcmp(mode, "perf") == 0 && argc > 6) {
     rc = run_perf(comm, s, (size_t)atoll(argv[5]), atoi(argv[6]));
   } else {

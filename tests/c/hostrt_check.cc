@@ -161,6 +161,18 @@ int main() {
   // Enqueue on a destroyed stream's pointer is not possible through handles.
   OK(aclrtDestroyStream(h));
   CHECK(hostrt::resolve_stream(h, "HcclSend", &err) == nullptr && msg_has("HcclSend"));
+  CHECK(!hostrt::acquire_stream(h, "HcclRecv", &err) && msg_has("HcclRecv"));
+  CHECK(err == ACL_ERROR_RT_INVALID_HANDLE);
+
+  // A stream acquired before another thread destroys it stays valid memory:
+  // enqueue then fails cleanly instead of touching a freed Stream.
+  aclrtStream h2 = nullptr;
+  OK(aclrtCreateStream(&h2));
+  std::shared_ptr<hostrt::Stream> held = hostrt::acquire_stream(h2, "HcclAllReduce", &err);
+  CHECK(held != nullptr && hostrt::stream_device(held.get()) == 3);
+  OK(aclrtDestroyStream(h2));
+  CHECK(hostrt::enqueue(held.get(), [] { return ACL_SUCCESS; }) != ACL_SUCCESS);
+  held.reset();
 
   OK(aclrtResetDevice(3));
   OK(aclFinalize());

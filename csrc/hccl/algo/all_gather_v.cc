@@ -1,5 +1,6 @@
 // AllGatherV: like AllGather with per-rank counts and displacements; rounds
-// run to the largest count (every rank passes the same recvCounts).
+// run to the largest count; every rank must pass the same recvCounts (the
+// op signature carries a digest of them, checked in the first round).
 #include <algorithm>
 #include <cstring>
 
@@ -16,7 +17,9 @@ HcclResult run_all_gather_v(Ctx &x) {
   const bool in_place = send == recv + rd[x.me] * es;
   if (!in_place && mine > 0) std::memcpy(recv + rd[x.me] * es, send, mine * es);
   if (x.n == 1) return HCCL_SUCCESS;
-  const uint64_t maxc = *std::max_element(rc.begin(), rc.end());
+  // At least one round, even when every count is 0: ranks compare their
+  // recvCounts there (a rank given other counts must not skip the op).
+  const uint64_t maxc = std::max<uint64_t>(*std::max_element(rc.begin(), rc.end()), 1);
   const size_t chunk = x.slot_bytes / es;
   HcclResult r;
   for (uint64_t off = 0; off < maxc; off += chunk) {

@@ -4,6 +4,29 @@
 #include <cstring>
 
 namespace hccl {
+namespace {
+
+bool counts_are_digest(uint32_t kind) {
+  return kind == static_cast<uint32_t>(OpKind::kAllGatherV) ||
+         kind == static_cast<uint32_t>(OpKind::kReduceScatterV);
+}
+
+// FNV-1a over the array, then a final mix; never 0.
+uint64_t counts_digest(const std::vector<uint64_t> &counts) {
+  uint64_t h = 1469598103934665603ull;
+  for (uint64_t c : counts) {
+    for (int b = 0; b < 8; ++b) {
+      h ^= (c >> (8 * b)) & 0xff;
+      h *= 1099511628211ull;
+    }
+  }
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 33;
+  return h == 0 ? 1 : h;
+}
+
+}  // namespace
 
 Ctx::Ctx(Comm &c, const OpDesc &o)
     : comm(c),
@@ -21,9 +44,15 @@ Ctx::Ctx(Comm &c, const OpDesc &o)
   bool rooted = o.kind == OpKind::kBroadcast || o.kind == OpKind::kReduce || o.kind == OpKind::kScatter;
   bool reducing = o.kind == OpKind::kAllReduce || o.kind == OpKind::kReduce ||
                   o.kind == OpKind::kReduceScatter || o.kind == OpKind::kReduceScatterV;
-  bool same_count = o.kind != OpKind::kAllGatherV && o.kind != OpKind::kReduceScatterV &&
-                    o.kind != OpKind::kAlltoAllV;
-  sig_.count = same_count ? o.count : 0;
+  // AllGatherV / ReduceScatterV: count is per rank, but recvCounts /
+  // sendCounts must be the same array everywhere: compare a digest of it.
+  // (AlltoAllV checks its counts itself, against the exchanged matrix.)
+  if (o.kind == OpKind::kAllGatherV)
+    sig_.count = counts_digest(o.recv_counts);
+  else if (o.kind == OpKind::kReduceScatterV)
+    sig_.count = counts_digest(o.send_counts);
+  else
+    sig_.count = o.kind == OpKind::kAlltoAllV ? 0 : o.count;
   sig_.root = rooted ? o.root : 0;
   sig_.op = reducing ? static_cast<uint32_t>(o.op) : 0;
 }
@@ -45,8 +74,16 @@ const char *kind_name(uint32_t k) {
 
 std::string describe(const OpSig &s) {
   OpKind k = static_cast<OpKind>(s.kind);
-  std::string d = std::string(kind_name(s.kind)) + "(count " + std::to_string(s.count) + ", " +
-                  dtype_name(static_cast<HcclDataType>(s.dtype));
+  std::string d = std::string(kind_name(s.kind));
+  if (counts_are_digest(s.kind)) {
+    char hex[24];
+    std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(s.count));
+    d += std::string("(") + (k == OpKind::kAllGatherV ? "recvCounts" : "sendCounts") +
+         " digest " + hex + ", ";
+  } else {
+    d += "(count " + std::to_string(s.count) + ", ";
+  }
+  d += dtype_name(static_cast<HcclDataType>(s.dtype));
   if (k == OpKind::kBroadcast || k == OpKind::kReduce || k == OpKind::kScatter)
     d += ", root " + std::to_string(s.root);
   if (k == OpKind::kAllReduce || k == OpKind::kReduce || k == OpKind::kReduceScatter ||
@@ -67,7 +104,14 @@ HcclResult Ctx::check_peer_op(int peer) {
     return HCCL_SUCCESS;
   std::string what = "collective #" + std::to_string(sig_.seq) + " differs between ranks: this rank called " +
                      describe(sig_) + ", rank " + std::to_string(peer);
-  if (theirs.seq == sig_.seq)
+  if (theirs.seq == sig_.seq && theirs.kind == sig_.kind && counts_are_digest(sig_.kind) &&
+      theirs.count != sig_.count && theirs.dtype == sig_.dtype && theirs.op == sig_.op)
+    what = "collective #" + std::to_string(sig_.seq) + " differs between ranks: " +
+           kind_name(sig_.kind) + " was given different " +
+           (sig_.kind == static_cast<uint32_t>(OpKind::kAllGatherV) ? "recvCounts" : "sendCounts") +
+           " arrays on this rank and rank " + std::to_string(peer) +
+           " (every rank must pass the same array)";
+  else if (theirs.seq == sig_.seq)
     what += " called " + describe(theirs);
   else
     what += " called a different sequence of collectives (or one with count 0)";

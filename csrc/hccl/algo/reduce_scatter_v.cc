@@ -1,6 +1,7 @@
 // ReduceScatterV: per chunk every rank stages a chunk of each of its n blocks
 // (sendCounts/sendDispls) at a fixed stride; rank r reduces its block's chunk
-// from all slots in rank order. Rounds run to the largest count.
+// from all slots in rank order. Rounds run to the largest count; every rank
+// must pass the same sendCounts (a digest is checked in the first round).
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -19,7 +20,9 @@ HcclResult run_reduce_scatter_v(Ctx &x) {
     if (rc > 0 && send + sd[0] * es != recv) std::memcpy(recv, send + sd[0] * es, rc * es);
     return HCCL_SUCCESS;
   }
-  const uint64_t maxc = *std::max_element(sc.begin(), sc.end());
+  // At least one round, even when every count is 0: ranks compare their
+  // sendCounts there (a rank given other counts must not skip the op).
+  const uint64_t maxc = std::max<uint64_t>(*std::max_element(sc.begin(), sc.end()), 1);
   const size_t chunk = x.slot_bytes / (es * x.n);
   std::vector<const void *> srcs(x.n);
   HcclResult r;

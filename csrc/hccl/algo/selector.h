@@ -3,6 +3,8 @@
 // PYHCCL_ALGO="coll:path[,coll:path]" forces one, e.g. "allreduce:chunked".
 //   coll: allreduce reduce broadcast allgather reducescatter
 //   path: latency (allreduce/reduce only) chunked|staged single
+// Entries it cannot honour print one warning per process; a collective given
+// an unknown path (or latency where it has none) uses the staged path.
 #pragma once
 
 #include <cstddef>

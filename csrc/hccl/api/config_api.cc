@@ -1,17 +1,8 @@
 // Process-global settings, capabilities and error strings.
-#include <atomic>
-
 #include "hccl/api/checks.h"
+#include "hccl/comm/config.h"
 #include "hccl/hccl.h"
 #include "runtime/hostrt.h"
-
-namespace {
-
-// HCCL_DETERMINISTIC as set by the user. Reductions here are deterministic
-// whatever its value: every element is folded in rank order.
-std::atomic<int32_t> g_deterministic{0};
-
-}  // namespace
 
 extern "C" {
 
@@ -60,7 +51,7 @@ HcclResult HcclSetConfig(HcclConfig config, HcclConfigValue configValue) {
                       configValue.value);
     return HCCL_E_PARA;
   }
-  g_deterministic.store(configValue.value);
+  hccl::set_global_deterministic(configValue.value);
   return HCCL_SUCCESS;
 }
 
@@ -71,7 +62,7 @@ HcclResult HcclGetConfig(HcclConfig config, HcclConfigValue *configValue) {
                       static_cast<int>(config));
     return HCCL_E_PARA;
   }
-  configValue->value = g_deterministic.load();
+  configValue->value = hccl::global_deterministic();
   return HCCL_SUCCESS;
 }
 

@@ -1,5 +1,6 @@
 #include "hccl/api/enqueue.h"
 
+#include <string>
 #include <vector>
 
 #include "runtime/hostrt.h"
@@ -7,9 +8,12 @@
 namespace hccl {
 namespace {
 
+// A grouped op keeps the user's stream handle, not the Stream: the stream
+// may be destroyed before HcclGroupEnd, which resolves it again.
 struct Pending {
   std::shared_ptr<Comm> comm;
-  hostrt::Stream *stream;
+  aclrtStream handle;
+  std::shared_ptr<hostrt::Stream> stream;  // filled by HcclGroupEnd
   OpDesc op;
 };
 
@@ -25,24 +29,41 @@ HcclResult from_acl(aclError e) {
     case ACL_ERROR_INVALID_PARAM:
     case ACL_ERROR_RT_PARAM_INVALID:
     case ACL_ERROR_RT_INVALID_HANDLE:
+    case ACL_ERROR_RT_CONTEXT_NULL:
       return HCCL_E_PARA;
     default:
       return HCCL_E_RUNTIME;
   }
 }
 
+// Resolves `stream` for an op of `comm` and checks it belongs to the comm's
+// device; messages start with `api`.
+HcclResult resolve(const Comm &comm, aclrtStream stream, const char *api,
+                   std::shared_ptr<hostrt::Stream> *out) {
+  if (stream == nullptr && hostrt::current_device() < 0) {
+    hostrt::set_error("%s: stream is NULL and no device is set on this thread (call "
+                      "aclrtSetDevice)", api);
+    return HCCL_E_PARA;
+  }
+  aclError aerr = ACL_SUCCESS;
+  std::shared_ptr<hostrt::Stream> s = hostrt::acquire_stream(stream, api, &aerr);
+  if (!s) return from_acl(aerr);
+  int32_t dev = hostrt::stream_device(s.get());
+  if (dev != comm.device) {
+    hostrt::set_error("%s: stream belongs to device %d, communicator to device %d", api, dev,
+                      comm.device);
+    return HCCL_E_PARA;
+  }
+  *out = std::move(s);
+  return HCCL_SUCCESS;
+}
+
 }  // namespace
 
 HcclResult enqueue_op(const std::shared_ptr<Comm> &comm, aclrtStream stream, OpDesc op) {
-  aclError aerr = ACL_SUCCESS;
-  hostrt::Stream *s = hostrt::resolve_stream(stream, op.api, &aerr);
-  if (s == nullptr) return from_acl(aerr);
-  int32_t dev = hostrt::stream_device(s);
-  if (dev != comm->device) {
-    hostrt::set_error("%s: stream belongs to device %d, communicator to device %d", op.api, dev,
-                      comm->device);
-    return HCCL_E_PARA;
-  }
+  std::shared_ptr<hostrt::Stream> s;
+  HcclResult r = resolve(*comm, stream, op.api, &s);
+  if (r != HCCL_SUCCESS) return r;
   std::string why;
   HcclResult failed = comm->error(&why);
   if (failed != HCCL_SUCCESS) {
@@ -50,10 +71,11 @@ HcclResult enqueue_op(const std::shared_ptr<Comm> &comm, aclrtStream stream, OpD
     return failed;
   }
   if (g_group.depth > 0) {
-    g_group.ops.push_back(Pending{comm, s, std::move(op)});
+    g_group.ops.push_back(Pending{comm, stream, nullptr, std::move(op)});
     return HCCL_SUCCESS;
   }
-  return comm_submit(comm, s, std::move(op));
+  // `s` keeps the stream alive while the task is pushed.
+  return comm_submit(comm, s.get(), std::move(op));
 }
 
 HcclResult group_start() {
@@ -71,6 +93,20 @@ HcclResult group_end() {
   if (--g_group.depth > 0) return HCCL_SUCCESS;
   std::vector<Pending> ops = std::move(g_group.ops);
   g_group.ops.clear();
+  // Resolve every stream first. If one is gone (destroyed, or its device
+  // reset), nothing of the group runs here; the communicators involved are
+  // failed so that peers waiting for these ops are told instead of waiting
+  // out the exec timeout.
+  for (Pending &p : ops) {
+    HcclResult r = resolve(*p.comm, p.handle, "HcclGroupEnd", &p.stream);
+    if (r != HCCL_SUCCESS) {
+      std::string msg = std::string(hostrt::last_error()) + " (stream of a grouped " + p.op.api +
+                        "; the group was not run)";
+      for (Pending &q : ops) q.comm->fail(r, msg);
+      hostrt::set_error("%s", msg.c_str());
+      return r;
+    }
+  }
   // Consecutive sends/receives on the same comm and stream run as one batch,
   // so that pairs of them cannot deadlock; everything else keeps its order.
   std::vector<Pending> merged;
@@ -87,7 +123,7 @@ HcclResult group_end() {
   }
   HcclResult first = HCCL_SUCCESS;
   for (Pending &p : merged) {
-    HcclResult r = comm_submit(p.comm, p.stream, std::move(p.op));
+    HcclResult r = comm_submit(p.comm, p.stream.get(), std::move(p.op));
     if (first == HCCL_SUCCESS) first = r;
   }
   return first;

@@ -36,6 +36,9 @@ struct RootInfoView {
 HcclResult root_info_create(void *out_blob, size_t blob_bytes);
 // Parses and validates a blob (magic/version); E_PARA with a message if bad.
 HcclResult root_info_parse(const void *blob, RootInfoView *view);
+// The same with `api` (e.g. "HcclCommInitRootInfoConfig") prefixing messages
+// instead of "HcclCommInitRootInfo" (nullptr = that default).
+HcclResult root_info_parse(const void *blob, RootInfoView *view, const char *api);
 // Hex of job_id, for naming things that belong to this job.
 std::string job_id_hex(const RootInfoView &view);
 

@@ -172,32 +172,37 @@ HcclResult root_info_create(void *out_blob, size_t blob_bytes) {
   return HCCL_SUCCESS;
 }
 
-HcclResult root_info_parse(const void *blob, RootInfoView *view) {
+HcclResult root_info_parse(const void *blob, RootInfoView *view, const char *api) {
+  if (api == nullptr) api = "HcclCommInitRootInfo";
   if (blob == nullptr || view == nullptr) {
-    hostrt::set_error("HcclCommInitRootInfo: rootInfo is a null pointer");
+    hostrt::set_error("%s: rootInfo is a null pointer", api);
     return HCCL_E_PTR;
   }
   RootInfoView v;
   std::memcpy(&v, blob, sizeof(v));
   if (std::memcmp(v.magic, kMagic, sizeof(kMagic)) != 0) {
-    hostrt::set_error("HcclCommInitRootInfo: rootInfo is not a root info made by HcclGetRootInfo (bad magic)");
+    hostrt::set_error("%s: rootInfo is not a root info made by HcclGetRootInfo (bad magic)", api);
     return HCCL_E_PARA;
   }
   v.version = le32toh(v.version);
   v.port = le16toh(v.port);
   if (v.version != kVersion) {
-    hostrt::set_error("HcclCommInitRootInfo: rootInfo has version %u, this library reads version %u",
-                      v.version, kVersion);
+    hostrt::set_error("%s: rootInfo has version %u, this library reads version %u",
+                      api, v.version, kVersion);
     return HCCL_E_PARA;
   }
   in_addr a;
   if (std::memchr(v.host, '\0', sizeof(v.host)) == nullptr || ::inet_pton(AF_INET, v.host, &a) != 1 ||
       v.port == 0) {
-    hostrt::set_error("HcclCommInitRootInfo: rootInfo holds no valid root address (corrupted?)");
+    hostrt::set_error("%s: rootInfo holds no valid root address (corrupted?)", api);
     return HCCL_E_PARA;
   }
   *view = v;
   return HCCL_SUCCESS;
+}
+
+HcclResult root_info_parse(const void *blob, RootInfoView *view) {
+  return root_info_parse(blob, view, nullptr);
 }
 
 std::string job_id_hex(const RootInfoView &view) {

@@ -189,7 +189,7 @@ HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,
   HcclResult r = read_comm_config(config, api, &c->settings);
   if (r != HCCL_SUCCESS) return r;
   RootInfoView view;
-  r = root_info_parse(root, &view);
+  r = root_info_parse(root, &view, api);
   if (r != HCCL_SUCCESS) return r;
   // No device set: the communicator belongs to device 0 (the NULL stream
   // then still needs aclrtSetDevice, as in CANN).
@@ -198,7 +198,7 @@ HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,
   std::string job = job_id_hex(view);
   c->name = c->settings.name.empty() ? "pyhccl-" + job : c->settings.name;
 
-  r = bootstrap_connect(view, nranks, rank, &c->bootstrap);
+  r = bootstrap_connect(view, nranks, rank, &c->bootstrap, api);
   if (r != HCCL_SUCCESS) return r;  // c's destructor closes what was opened
 
   PeerInfo mine = make_peer_info(*c);

@@ -1,5 +1,9 @@
 #include "hccl/comm/config.h"
 
+#include <strings.h>
+
+#include <atomic>
+#include <cstdio>
 #include <cstring>
 
 #include "common/env.h"
@@ -47,14 +51,37 @@ class ConfigReader {
   uint32_t version_;
 };
 
+// HCCL_DETERMINISTIC, read once.
+int32_t env_deterministic() {
+  static const int32_t value = [] {
+    const char *s = common::env_str("HCCL_DETERMINISTIC", "");
+    if (*s == '\0' || std::strcmp(s, "0") == 0 || strcasecmp(s, "false") == 0) return 0;
+    if (std::strcmp(s, "1") == 0 || strcasecmp(s, "true") == 0) return 1;
+    if (std::strcmp(s, "2") == 0) return 2;
+    std::fprintf(stderr, "pyhccl: ignoring HCCL_DETERMINISTIC=%s (expected 0, 1, 2, true or "
+                 "false); using 0\n", s);
+    return 0;
+  }();
+  return value;
+}
+
+constexpr int32_t kNotSet = -1;
+std::atomic<int32_t> g_set_deterministic{kNotSet};  // from HcclSetConfig
+
 }  // namespace
+
+int32_t global_deterministic() {
+  int32_t v = g_set_deterministic.load();
+  return v == kNotSet ? env_deterministic() : v;
+}
+
+void set_global_deterministic(int32_t value) { g_set_deterministic.store(value); }
 
 HcclResult read_comm_config(const HcclCommConfig *config, const char *api, CommSettings *out) {
   *out = CommSettings();
   out->buffer_mb = static_cast<uint32_t>(
       common::env_int("HCCL_BUFFSIZE", HCCL_COMM_DEFAULT_BUFFSIZE, 1, 1 << 20));
-  const char *det = common::env_str("HCCL_DETERMINISTIC", "");
-  out->deterministic = (std::strcmp(det, "true") == 0 || std::strcmp(det, "1") == 0) ? 1 : 0;
+  out->deterministic = static_cast<uint32_t>(global_deterministic());
   out->exec_timeout_s = exec_timeout_s();
   if (config == nullptr) return HCCL_SUCCESS;
 

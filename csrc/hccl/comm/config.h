@@ -20,8 +20,15 @@ struct CommSettings {
 };
 
 // Fills *out from config (NULL = defaults) and the environment (HCCL_BUFFSIZE,
-// HCCL_DETERMINISTIC, HCCL_EXEC_TIMEOUT). E_PARA + message naming `api` and
-// the field when the config is malformed.
+// HCCL_EXEC_TIMEOUT); `deterministic` defaults to global_deterministic().
+// E_PARA + message naming `api` and the field when the config is malformed.
 HcclResult read_comm_config(const HcclCommConfig *config, const char *api, CommSettings *out);
+
+// The process-wide HCCL_DETERMINISTIC setting (0, 1 or 2): what HcclSetConfig
+// last set, else the HCCL_DETERMINISTIC variable (0/1/2, true/false; another
+// value warns once and reads as 0). Reported only: reductions here are
+// deterministic whatever its value.
+int32_t global_deterministic();
+void set_global_deterministic(int32_t value);
 
 }  // namespace hccl
