@@ -241,7 +241,7 @@ static void test_missing_rank(bool forked) {
     double t = secs_since(start);
     CHECK(r == HCCL_E_TIMEOUT && bs == nullptr, "missing rank: rank %u connect returned %d", rank, r);
     CHECK(contains(hostrt::last_error(), "timed out"), "missing rank: message does not say timed out");
-    CHECK(t > 1.5 && t < 4.0, "missing rank: rank %u gave up after %.2f s (timeout 2 s)", rank, t);
+    CHECK(t > 1.5 && t < 8.0, "missing rank: rank %u gave up after %.2f s (timeout 2 s)", rank, t);
     return r == HCCL_E_TIMEOUT;
   };
   // Ranks 0, 1, 3 come; rank 2 never does.
@@ -409,7 +409,7 @@ static void test_arguments() {
   HcclResult r = hccl::bootstrap_connect(dead, 2, 0, &bs, "HcclCommInitRootInfoConfig");
   CHECK(r == HCCL_E_TCP_CONNECT, "dead root: got %d", r);
   CHECK(contains(hostrt::last_error(), "HcclCommInitRootInfoConfig: "), "api prefix missing");
-  CHECK(secs_since(start) > 0.8 && secs_since(start) < 3, "dead root: gave up after %.1f s", secs_since(start));
+  CHECK(secs_since(start) > 0.8 && secs_since(start) < 6, "dead root: gave up after %.1f s", secs_since(start));
 
   setenv("HCCL_CONNECT_TIMEOUT", "abc", 1);
   CHECK(hccl::connect_timeout_s() == 120, "invalid HCCL_CONNECT_TIMEOUT not defaulted");

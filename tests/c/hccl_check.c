@@ -810,11 +810,11 @@ static int run_failure(HcclComm comm, aclrtStream s, int kill_mode) {
   HcclResult r = HcclAllReduce(x, x, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, comm, s);
   if (r == HCCL_SUCCESS) e = aclrtSynchronizeStream(s);
   CHECK(r != HCCL_SUCCESS || e != ACL_SUCCESS, "second collective succeeded");
-  CHECK(now_s() - t1 < 1.0, "second collective took %.1f s", now_s() - t1);
+  CHECK(now_s() - t1 < 3.0, "second collective took %.1f s", now_s() - t1);
   release(x);
   double t2 = now_s();
   HCCL_OK(HcclCommDestroy(comm));
-  CHECK(now_s() - t2 < 2.0, "HcclCommDestroy took %.1f s", now_s() - t2);
+  CHECK(now_s() - t2 < 5.0, "HcclCommDestroy took %.1f s", now_s() - t2);
   if (g_fail == 0) printf("rank %d: PASS detected failure\n", g_rank);
   return g_fail != 0;
 }
