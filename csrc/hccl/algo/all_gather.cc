@@ -40,10 +40,8 @@ HcclResult run_all_gather(Ctx &x) {
   const bool nt = block * x.n >= stream_threshold();
   for (size_t off = 0; off < count; off += chunk) {
     size_t cc = min_sz(chunk, count - off);
-    uint64_t j = x.next_round();
-    if ((r = x.acquire(j)) != HCCL_SUCCESS) return r;
-    std::memcpy(x.my_slot(j), send + off * es, cc * es);
-    x.post(j);
+    uint64_t j;
+    if ((r = x.stage(send + off * es, cc * es, &j)) != HCCL_SUCCESS) return r;
     if (!in_place) std::memcpy(recv + x.me * block + off * es, send + off * es, cc * es);
     if ((r = x.wait_all(j)) != HCCL_SUCCESS) return r;
     for (int p = 0; p < x.n; ++p)

@@ -23,11 +23,9 @@ HcclResult run_all_gather_v(Ctx &x) {
   const size_t chunk = x.slot_bytes / es;
   HcclResult r;
   for (uint64_t off = 0; off < maxc; off += chunk) {
-    uint64_t j = x.next_round();
-    if ((r = x.acquire(j)) != HCCL_SUCCESS) return r;
-    size_t len = chunk_part(mine, off, chunk);
-    if (len > 0) std::memcpy(x.my_slot(j), send + off * es, len * es);
-    x.post(j);
+    uint64_t j;
+    if ((r = x.stage(send + off * es, chunk_part(mine, off, chunk) * es, &j)) != HCCL_SUCCESS)
+      return r;
     if ((r = x.wait_all(j)) != HCCL_SUCCESS) return r;
     for (int p = 0; p < x.n; ++p) {
       size_t lp = chunk_part(rc[p], off, chunk);

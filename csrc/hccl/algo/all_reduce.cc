@@ -25,11 +25,9 @@ HcclResult latency_path(Ctx &x, const char *send, char *recv, size_t count, int 
   Srcs srcs(x.n);
   for (size_t off = 0; off < count; off += chunk) {
     size_t cc = min_sz(chunk, count - off);
-    uint64_t j = x.next_round();
-    HcclResult r = x.acquire(j);
+    uint64_t j;
+    HcclResult r = x.stage(send + off * es, cc * es, &j);
     if (r != HCCL_SUCCESS) return r;
-    std::memcpy(x.my_slot(j), send + off * es, cc * es);
-    x.post(j);
     if (root >= 0 && root != x.me) continue;
     if ((r = x.wait_all(j)) != HCCL_SUCCESS) return r;
     for (int p = 0; p < x.n; ++p) srcs[p] = x.slot(p, j);
@@ -45,11 +43,9 @@ HcclResult chunked_path(Ctx &x, const char *send, char *recv, size_t count, int 
   Srcs srcs(x.n);
   for (size_t off = 0; off < count; off += chunk) {
     size_t cc = min_sz(chunk, count - off);
-    uint64_t j = x.next_round();
-    HcclResult r = x.acquire(j);
+    uint64_t j;
+    HcclResult r = x.stage(send + off * es, cc * es, &j);
     if (r != HCCL_SUCCESS) return r;
-    std::memcpy(x.my_slot(j), send + off * es, cc * es);
-    x.post(j);
     if ((r = x.wait_all(j)) != HCCL_SUCCESS) return r;
     // Reduce my slice into the next round's slot (free: all posted j).
     uint64_t j2 = x.next_round();

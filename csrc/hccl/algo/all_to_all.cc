@@ -26,10 +26,8 @@ HcclResult run_all_to_all_v(Ctx &x) {
   } else if (n == 1) {
     matrix[0] = sc[0];
   } else {
-    uint64_t j = x.next_round();
-    if ((r = x.acquire(j)) != HCCL_SUCCESS) return r;
-    std::memcpy(x.my_slot(j), sc.data(), n * sizeof(uint64_t));
-    x.post(j);
+    uint64_t j;
+    if ((r = x.stage(sc.data(), n * sizeof(uint64_t), &j)) != HCCL_SUCCESS) return r;
     if ((r = x.wait_all(j)) != HCCL_SUCCESS) return r;
     for (int p = 0; p < n; ++p) std::memcpy(&matrix[p * n], x.slot(p, j), n * sizeof(uint64_t));
   }
@@ -47,14 +45,8 @@ HcclResult run_all_to_all_v(Ctx &x) {
   const uint64_t maxc = *std::max_element(matrix.begin(), matrix.end());
   const size_t chunk = x.slot_bytes / (es * n);
   for (uint64_t off = 0; off < maxc; off += chunk) {
-    uint64_t j = x.next_round();
-    if ((r = x.acquire(j)) != HCCL_SUCCESS) return r;
-    char *slot = x.my_slot(j);
-    for (int q = 0; q < n; ++q) {
-      size_t len = chunk_part(sc[q], off, chunk);
-      if (len > 0) std::memcpy(slot + q * chunk * es, send + (sd[q] + off) * es, len * es);
-    }
-    x.post(j);
+    uint64_t j;
+    if ((r = x.stage_blocks(send, sc, sd, off, chunk, &j)) != HCCL_SUCCESS) return r;
     if ((r = x.wait_all(j)) != HCCL_SUCCESS) return r;
     for (int p = 0; p < n; ++p) {
       size_t len = chunk_part(matrix[p * n + x.me], off, chunk);

@@ -128,6 +128,31 @@ HcclResult Ctx::wait(int peer, uint64_t round) {
   return HCCL_SUCCESS;
 }
 
+HcclResult Ctx::stage(const void *src, size_t bytes, uint64_t *round) {
+  const uint64_t j = *round = next_round();
+  HcclResult r = acquire(j);
+  if (r != HCCL_SUCCESS) return r;
+  if (bytes > 0) std::memcpy(my_slot(j), src, bytes);
+  post(j);
+  return HCCL_SUCCESS;
+}
+
+HcclResult Ctx::stage_blocks(const char *send, const std::vector<uint64_t> &counts,
+                             const std::vector<uint64_t> &displs, uint64_t off, size_t chunk,
+                             uint64_t *round) {
+  const uint64_t j = *round = next_round();
+  HcclResult r = acquire(j);
+  if (r != HCCL_SUCCESS) return r;
+  const size_t es = dtype_size(op.dtype);
+  char *slot = my_slot(j);
+  for (int q = 0; q < n; ++q) {
+    size_t len = chunk_part(counts[q], off, chunk);
+    if (len > 0) std::memcpy(slot + q * chunk * es, send + (displs[q] + off) * es, len * es);
+  }
+  post(j);
+  return HCCL_SUCCESS;
+}
+
 HcclResult Ctx::wait_all(uint64_t round) {
   // Start after ourselves so ranks do not all queue on rank 0 first.
   for (int k = 1; k < n; ++k) {

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hccl/algo/op.h"
 #include "hccl/comm/comm.h"
@@ -38,6 +39,14 @@ class Ctx {
   // last used it (they posted round - 1).
   HcclResult acquire(uint64_t round) { return wait_all(round - 1); }
   void post(uint64_t round) { tr.post(round); }
+  // Opens the next round (*round) with `bytes` of `src` in my slot: waits
+  // until the slot is free, copies, posts.
+  HcclResult stage(const void *src, size_t bytes, uint64_t *round);
+  // Same with chunk [off, off + chunk) of each of the n blocks (counts and
+  // displs in elements) of `send`, block q at q * chunk elements in the slot.
+  HcclResult stage_blocks(const char *send, const std::vector<uint64_t> &counts,
+                          const std::vector<uint64_t> &displs, uint64_t off, size_t chunk,
+                          uint64_t *round);
   HcclResult wait(int peer, uint64_t round);
   HcclResult wait_all(uint64_t round);
   // Fails the op with a message (read after "HcclXxx: ").

@@ -33,6 +33,14 @@ struct P2pItem {
 };
 
 struct OpDesc {
+  OpDesc() = default;
+  // Arguments in the order of the C calls; the V vectors and items are filled after.
+  OpDesc(OpKind kind, const char *api, const void *send = nullptr, void *recv = nullptr,
+         uint64_t count = 0, HcclDataType dtype = HCCL_DATA_TYPE_INT8,
+         HcclReduceOp op = HCCL_REDUCE_SUM, uint32_t root = 0)
+      : kind(kind), api(api), send(send), recv(recv), count(count), dtype(dtype), op(op),
+        root(root) {}
+
   OpKind kind = OpKind::kBarrier;
   const char *api = "";  // e.g. "HcclAllReduce", for messages
   const void *send = nullptr;

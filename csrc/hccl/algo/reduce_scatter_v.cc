@@ -27,14 +27,8 @@ HcclResult run_reduce_scatter_v(Ctx &x) {
   std::vector<const void *> srcs(x.n);
   HcclResult r;
   for (uint64_t off = 0; off < maxc; off += chunk) {
-    uint64_t j = x.next_round();
-    if ((r = x.acquire(j)) != HCCL_SUCCESS) return r;
-    char *slot = x.my_slot(j);
-    for (int q = 0; q < x.n; ++q) {
-      size_t len = chunk_part(sc[q], off, chunk);
-      if (len > 0) std::memcpy(slot + q * chunk * es, send + (sd[q] + off) * es, len * es);
-    }
-    x.post(j);
+    uint64_t j;
+    if ((r = x.stage_blocks(send, sc, sd, off, chunk, &j)) != HCCL_SUCCESS) return r;
     if ((r = x.wait_all(j)) != HCCL_SUCCESS) return r;
     size_t len = chunk_part(rc, off, chunk);
     if (len == 0) continue;

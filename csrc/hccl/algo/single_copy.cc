@@ -36,11 +36,9 @@ HcclResult single_copy_exchange(Ctx &x, const void *send, size_t send_bytes, voi
   mine.recv_bytes = recv == nullptr ? 0 : recv_bytes;
   mine.usable = arena.fd >= 0 && locate(send, mine.send_bytes, &mine.send_off) &&
                 locate(recv, mine.recv_bytes, &mine.recv_off);
-  uint64_t j = x.next_round();
-  HcclResult r = x.acquire(j);
+  uint64_t j;
+  HcclResult r = x.stage(&mine, sizeof(mine), &j);
   if (r != HCCL_SUCCESS) return r;
-  std::memcpy(x.my_slot(j), &mine, sizeof(mine));
-  x.post(j);
   if ((r = x.wait_all(j)) != HCCL_SUCCESS) return r;
 
   std::vector<ArenaRef> refs(x.n);

@@ -21,15 +21,8 @@ HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataT
   HCCL_TRY(hccl::check_buffer(recvBuf, count, 1, dataType, api, "recvBuf", &bytes));
   HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, bytes, "recvBuf", recvBuf, bytes,
                                sendBuf == recvBuf, "sendBuf == recvBuf"));
-  OpDesc d;
-  d.kind = OpKind::kAllReduce;
-  d.api = api;
-  d.send = sendBuf;
-  d.recv = recvBuf;
-  d.count = count;
-  d.dtype = dataType;
-  d.op = op;
-  return hccl::enqueue_op(c, stream, std::move(d));
+  return hccl::enqueue_op(c, stream,
+                          OpDesc(OpKind::kAllReduce, api, sendBuf, recvBuf, count, dataType, op));
 }
 
 HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint32_t root,
@@ -41,12 +34,7 @@ HcclResult HcclBroadcast(void *buf, uint64_t count, HcclDataType dataType, uint3
   HCCL_TRY(hccl::check_dtype(dataType, api));
   HCCL_TRY(hccl::check_rank(root, c->nranks, api, "root"));
   HCCL_TRY(hccl::check_buffer(buf, count, 1, dataType, api, "buf", &bytes));
-  OpDesc d;
-  d.kind = OpKind::kBroadcast;
-  d.api = api;
-  d.recv = buf;
-  d.count = count;
-  d.dtype = dataType;
+  OpDesc d(OpKind::kBroadcast, api, nullptr, buf, count, dataType);
   d.root = root;
   return hccl::enqueue_op(c, stream, std::move(d));
 }
@@ -63,14 +51,8 @@ HcclResult HcclAllGather(void *sendBuf, void *recvBuf, uint64_t sendCount, HcclD
   bool in_place = static_cast<char *>(sendBuf) == static_cast<char *>(recvBuf) + c->rank * sbytes;
   HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, sbytes, "recvBuf", recvBuf, rbytes,
                                in_place, "sendBuf == recvBuf + rank * sendCount elements"));
-  OpDesc d;
-  d.kind = OpKind::kAllGather;
-  d.api = api;
-  d.send = sendBuf;
-  d.recv = recvBuf;
-  d.count = sendCount;
-  d.dtype = dataType;
-  return hccl::enqueue_op(c, stream, std::move(d));
+  return hccl::enqueue_op(c, stream,
+                          OpDesc(OpKind::kAllGather, api, sendBuf, recvBuf, sendCount, dataType));
 }
 
 HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount,
@@ -86,15 +68,8 @@ HcclResult HcclReduceScatter(void *sendBuf, void *recvBuf, uint64_t recvCount,
   bool in_place = static_cast<char *>(recvBuf) == static_cast<char *>(sendBuf) + c->rank * rbytes;
   HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, sbytes, "recvBuf", recvBuf, rbytes,
                                in_place, "recvBuf == sendBuf + rank * recvCount elements"));
-  OpDesc d;
-  d.kind = OpKind::kReduceScatter;
-  d.api = api;
-  d.send = sendBuf;
-  d.recv = recvBuf;
-  d.count = recvCount;
-  d.dtype = dataType;
-  d.op = op;
-  return hccl::enqueue_op(c, stream, std::move(d));
+  return hccl::enqueue_op(
+      c, stream, OpDesc(OpKind::kReduceScatter, api, sendBuf, recvBuf, recvCount, dataType, op));
 }
 
 HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType dataType,
@@ -112,16 +87,9 @@ HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType
     HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, bytes, "recvBuf", recvBuf, bytes,
                                  sendBuf == recvBuf, "sendBuf == recvBuf"));
   }
-  OpDesc d;
-  d.kind = OpKind::kReduce;
-  d.api = api;
-  d.send = sendBuf;
-  d.recv = c->rank == root ? recvBuf : nullptr;
-  d.count = count;
-  d.dtype = dataType;
-  d.op = op;
-  d.root = root;
-  return hccl::enqueue_op(c, stream, std::move(d));
+  return hccl::enqueue_op(c, stream,
+                          OpDesc(OpKind::kReduce, api, sendBuf, c->rank == root ? recvBuf : nullptr,
+                                 count, dataType, op, root));
 }
 
 HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDataType dataType,
@@ -140,13 +108,8 @@ HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDat
     HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, sbytes, "recvBuf", recvBuf, rbytes,
                                  in_place, "recvBuf == sendBuf + root * recvCount elements"));
   }
-  OpDesc d;
-  d.kind = OpKind::kScatter;
-  d.api = api;
-  d.send = c->rank == root ? sendBuf : nullptr;
-  d.recv = recvBuf;
-  d.count = recvCount;
-  d.dtype = dataType;
+  OpDesc d(OpKind::kScatter, api, c->rank == root ? sendBuf : nullptr, recvBuf, recvCount,
+           dataType);
   d.root = root;
   return hccl::enqueue_op(c, stream, std::move(d));
 }
@@ -155,10 +118,7 @@ HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
   const char *api = "HcclBarrier";
   std::shared_ptr<Comm> c;
   HCCL_TRY(hccl::check_comm(comm, api, &c));
-  OpDesc d;
-  d.kind = OpKind::kBarrier;
-  d.api = api;
-  return hccl::enqueue_op(c, stream, std::move(d));
+  return hccl::enqueue_op(c, stream, OpDesc(OpKind::kBarrier, api));
 }
 
 }  // extern "C"

@@ -23,19 +23,15 @@ HcclResult check_same_type(HcclDataType s, HcclDataType r, const char *api) {
   return HCCL_SUCCESS;
 }
 
-HcclResult alltoallv_common(const std::shared_ptr<Comm> &c, const void *sendBuf,
-                            HcclDataType dt, const void *recvBuf, OpDesc &d, aclrtStream stream,
-                            const char *api) {
+// Checks the buffers of a packed AlltoAllV op (counts and displacements read) and enqueues it.
+HcclResult alltoallv_common(const std::shared_ptr<Comm> &c, OpDesc &d, aclrtStream stream) {
   size_t sbytes, rbytes;
-  HCCL_TRY(hccl::check_extent(sendBuf, d.send_counts, d.send_displs, dt, api, "sendBuf", &sbytes));
-  HCCL_TRY(hccl::check_extent(recvBuf, d.recv_counts, d.recv_displs, dt, api, "recvBuf", &rbytes));
-  HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, sbytes, "recvBuf", recvBuf, rbytes, false,
+  HCCL_TRY(hccl::check_extent(d.send, d.send_counts, d.send_displs, d.dtype, d.api, "sendBuf",
+                              &sbytes));
+  HCCL_TRY(hccl::check_extent(d.recv, d.recv_counts, d.recv_displs, d.dtype, d.api, "recvBuf",
+                              &rbytes));
+  HCCL_TRY(hccl::check_overlap(d.api, "sendBuf", d.send, sbytes, "recvBuf", d.recv, rbytes, false,
                                "the V variants have no in-place form"));
-  d.kind = OpKind::kAlltoAllV;
-  d.api = api;
-  d.send = sendBuf;
-  d.recv = const_cast<void *>(recvBuf);
-  d.dtype = dt;
   return hccl::enqueue_op(c, stream, std::move(d));
 }
 
@@ -61,13 +57,7 @@ HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType se
   HCCL_TRY(hccl::check_buffer(recvBuf, recvCount, c->nranks, recvType, api, "recvBuf", &rbytes));
   HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, sbytes, "recvBuf", recvBuf, rbytes,
                                sendBuf == recvBuf, "sendBuf == recvBuf"));
-  OpDesc d;
-  d.kind = OpKind::kAlltoAll;
-  d.api = api;
-  d.send = sendBuf;
-  d.recv = const_cast<void *>(recvBuf);
-  d.count = sendCount;
-  d.dtype = sendType;
+  OpDesc d(OpKind::kAlltoAll, api, sendBuf, const_cast<void *>(recvBuf), sendCount, sendType);
   d.send_counts.assign(c->nranks, sendCount);
   d.recv_counts.assign(c->nranks, sendCount);
   for (uint32_t p = 0; p < c->nranks; ++p) {
@@ -85,12 +75,12 @@ HcclResult HcclAlltoAllV(const void *sendBuf, const void *sendCounts, const void
   std::shared_ptr<Comm> c;
   HCCL_TRY(hccl::check_comm(comm, api, &c));
   HCCL_TRY(check_same_type(sendType, recvType, api));
-  OpDesc d;
+  OpDesc d(OpKind::kAlltoAllV, api, sendBuf, const_cast<void *>(recvBuf), 0, sendType);
   HCCL_TRY(hccl::read_counts(sendCounts, c->nranks, api, "sendCounts", &d.send_counts));
   HCCL_TRY(hccl::read_counts(sdispls, c->nranks, api, "sdispls", &d.send_displs));
   HCCL_TRY(hccl::read_counts(recvCounts, c->nranks, api, "recvCounts", &d.recv_counts));
   HCCL_TRY(hccl::read_counts(rdispls, c->nranks, api, "rdispls", &d.recv_displs));
-  return alltoallv_common(c, sendBuf, sendType, recvBuf, d, stream, api);
+  return alltoallv_common(c, d, stream);
 }
 
 HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, HcclDataType sendType,
@@ -103,7 +93,7 @@ HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, Hccl
   HCCL_TRY(hccl::check_ptr(sendCountMatrix, api, "sendCountMatrix"));
   const uint32_t n = c->nranks, me = c->rank;
   const uint64_t *m = static_cast<const uint64_t *>(sendCountMatrix);  // row = sender
-  OpDesc d;
+  OpDesc d(OpKind::kAlltoAllV, api, sendBuf, const_cast<void *>(recvBuf), 0, sendType);
   uint64_t soff = 0, roff = 0;
   for (uint32_t q = 0; q < n; ++q) {
     d.send_counts.push_back(m[me * n + q]);
@@ -116,7 +106,7 @@ HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, Hccl
       return HCCL_E_PARA;
     }
   }
-  return alltoallv_common(c, sendBuf, sendType, recvBuf, d, stream, api);
+  return alltoallv_common(c, d, stream);
 }
 
 HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf, const void *recvCounts,
@@ -127,7 +117,7 @@ HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf, cons
   size_t sbytes, rbytes;
   HCCL_TRY(hccl::check_comm(comm, api, &c));
   HCCL_TRY(hccl::check_dtype(dataType, api));
-  OpDesc d;
+  OpDesc d(OpKind::kAllGatherV, api, sendBuf, recvBuf, sendCount, dataType);
   HCCL_TRY(hccl::read_counts(recvCounts, c->nranks, api, "recvCounts", &d.recv_counts));
   HCCL_TRY(hccl::read_counts(recvDispls, c->nranks, api, "recvDispls", &d.recv_displs));
   if (d.recv_counts[c->rank] != sendCount) {
@@ -143,12 +133,6 @@ HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf, cons
                   static_cast<char *>(recvBuf) + d.recv_displs[c->rank] * hccl::dtype_size(dataType);
   HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, sbytes, "recvBuf", recvBuf, rbytes,
                                in_place, "sendBuf == recvBuf + recvDispls[rank] elements"));
-  d.kind = OpKind::kAllGatherV;
-  d.api = api;
-  d.send = sendBuf;
-  d.recv = recvBuf;
-  d.count = sendCount;
-  d.dtype = dataType;
   return hccl::enqueue_op(c, stream, std::move(d));
 }
 
@@ -160,7 +144,7 @@ HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void 
   size_t sbytes, rbytes;
   HCCL_TRY(hccl::check_comm(comm, api, &c));
   HCCL_TRY(hccl::check_reduction(dataType, op, api));
-  OpDesc d;
+  OpDesc d(OpKind::kReduceScatterV, api, sendBuf, recvBuf, recvCount, dataType, op);
   HCCL_TRY(hccl::read_counts(sendCounts, c->nranks, api, "sendCounts", &d.send_counts));
   HCCL_TRY(hccl::read_counts(sendDispls, c->nranks, api, "sendDispls", &d.send_displs));
   if (d.send_counts[c->rank] != recvCount) {
@@ -176,13 +160,6 @@ HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void 
                   static_cast<char *>(sendBuf) + d.send_displs[c->rank] * hccl::dtype_size(dataType);
   HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, sbytes, "recvBuf", recvBuf, rbytes,
                                in_place, "recvBuf == sendBuf + sendDispls[rank] elements"));
-  d.kind = OpKind::kReduceScatterV;
-  d.api = api;
-  d.send = sendBuf;
-  d.recv = recvBuf;
-  d.count = recvCount;
-  d.dtype = dataType;
-  d.op = op;
   return hccl::enqueue_op(c, stream, std::move(d));
 }
 

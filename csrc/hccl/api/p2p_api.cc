@@ -20,9 +20,7 @@ HcclResult p2p_one(bool send, void *buf, uint64_t count, HcclDataType dt, uint32
   HCCL_TRY(hccl::check_dtype(dt, api));
   HCCL_TRY(hccl::check_buffer(buf, count, 1, dt, api, send ? "sendBuf" : "recvBuf", &bytes));
   HCCL_TRY(hccl::check_rank(peer, c->nranks, api, send ? "destRank" : "srcRank"));
-  OpDesc d;
-  d.kind = OpKind::kSendRecv;
-  d.api = api;
+  OpDesc d(OpKind::kSendRecv, api);
   d.items.push_back(hccl::P2pItem{send, buf, count, dt, peer});
   return hccl::enqueue_op(c, stream, std::move(d));
 }
@@ -47,9 +45,7 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, H
   std::shared_ptr<Comm> c;
   HCCL_TRY(hccl::check_comm(comm, api, &c));
   if (itemNum > 0) HCCL_TRY(hccl::check_ptr(sendRecvInfo, api, "sendRecvInfo"));
-  OpDesc d;
-  d.kind = OpKind::kSendRecv;
-  d.api = api;
+  OpDesc d(OpKind::kSendRecv, api);
   for (uint32_t i = 0; i < itemNum; ++i) {
     const HcclSendRecvItem &it = sendRecvInfo[i];
     char arg[64];
