@@ -14,15 +14,8 @@ from pyhccl import _core
 
 __all__ = ["comm_from_mpi", "local_rank", "to_op"]
 
-_MPI_OPS = None
-
-
-def _mpi_ops():
-    global _MPI_OPS
-    if _MPI_OPS is None:
-        _MPI_OPS = [(MPI.SUM, pyhccl.SUM), (MPI.PROD, pyhccl.PROD),
-                    (MPI.MAX, pyhccl.MAX), (MPI.MIN, pyhccl.MIN)]
-    return _MPI_OPS
+_MPI_OPS = ((MPI.SUM, pyhccl.SUM), (MPI.PROD, pyhccl.PROD),
+            (MPI.MAX, pyhccl.MAX), (MPI.MIN, pyhccl.MIN))
 
 
 def to_op(op):
@@ -33,7 +26,7 @@ def to_op(op):
         TypeError: `op` is no op at all.
     """
     if isinstance(op, MPI.Op):
-        for mpi_op, red in _mpi_ops():
+        for mpi_op, red in _MPI_OPS:
             if op == mpi_op:
                 return red
         raise ValueError(f"MPI op {op!r} has no HCCL equivalent "

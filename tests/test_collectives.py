@@ -70,8 +70,7 @@ def digest(buf):
     return hashlib.sha1(np.ascontiguousarray(data).tobytes()).hexdigest()
 
 
-def kinds_for(n):
-    return ("device", "host")
+KINDS = ("device", "host")
 
 
 def sync():
@@ -87,7 +86,7 @@ def test_all_reduce(pair, dtype, op):
     for n in sizes_for(size):
         expect = NP_OP[op](np.stack([values(dtype, op, r, n) for r in range(size)]), axis=0)
         mine = encode(values(dtype, op, rank, n), dtype)
-        for kind in kinds_for(n):
+        for kind in KINDS:
             kw = dtype_kw(kind, dtype)
             send = make(kind, mine, dtype)
             recv = empty(kind, n, dtype)
@@ -134,7 +133,7 @@ def test_broadcast_from_every_root(pair, dtype):
     for root in range(size):
         for n in sizes_for(size):
             expect = values(dtype, "sum", root, n)
-            for kind in kinds_for(n):
+            for kind in KINDS:
                 buf = make(kind, encode(values(dtype, "sum", rank, n), dtype), dtype)
                 out = comm.broadcast(buf, root, **dtype_kw(kind, dtype))
                 sync()
@@ -153,7 +152,7 @@ def test_all_gather(pair, dtype):
     for n in sizes_for(size):
         expect = np.concatenate([values(dtype, "sum", r, n) for r in range(size)])
         mine = encode(values(dtype, "sum", rank, n), dtype)
-        for kind in kinds_for(n):
+        for kind in KINDS:
             kw = dtype_kw(kind, dtype)
             recv = empty(kind, n * size, dtype)
             out = comm.all_gather(make(kind, mine, dtype), recv, **kw)
@@ -182,7 +181,7 @@ def test_reduce_scatter(pair, dtype, op):
         full = NP_OP[op](np.stack([values(dtype, op, r, total) for r in range(size)]), axis=0)
         expect = full[rank * n:(rank + 1) * n]
         mine = encode(values(dtype, op, rank, total), dtype)
-        for kind in kinds_for(n):
+        for kind in KINDS:
             kw = dtype_kw(kind, dtype)
             recv = empty(kind, n, dtype)
             out = comm.reduce_scatter(make(kind, mine, dtype), recv, op, **kw)

@@ -285,6 +285,9 @@ def test_bfloat16_arrays():
     # uint16 input is taken as bit patterns
     raw = pyhccl.asarray(pyhccl.float_to_bfloat16(vals), dtype="bfloat16")
     assert np.array_equal(raw.get().view(np.uint16), pyhccl.float_to_bfloat16(vals))
+    # bfloat16 data converted to another dtype keeps its values
+    assert np.array_equal(pyhccl.asarray(a, dtype="float32").get(), vals)
+    assert np.array_equal(pyhccl.zeros(5, "float64").set(a.get()).get(), vals)
 
 
 def test_unsupported_array_dtypes():

@@ -75,6 +75,11 @@ def test_to_op():
     for bad in (MPI.LAND, MPI.BOR, MPI.MAXLOC, MPI.REPLACE):
         with pytest.raises(ValueError):
             to_op(bad)
+    for bad in (MPI.COMM_WORLD, MPI.INT):     # mpi4py objects that are no ops
+        with pytest.raises(TypeError):
+            to_op(bad)
+        with pytest.raises(TypeError):
+            pyhccl.as_op(bad)
 
 
 @pytest.mark.parametrize("mpi_op, np_op", [(MPI.SUM, np.sum), (MPI.PROD, np.prod),

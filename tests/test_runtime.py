@@ -66,6 +66,7 @@ def test_stream_with_config():
     s.destroy()
     s.destroy()                       # second destroy is a no-op
     assert repr(s) == "Stream(destroyed)"
+    assert s not in pyhccl._core._live_streams     # destroy() forgets the stream
     with pytest.raises(ValueError, match="synchronize: stream is destroyed"):
         s.synchronize()
     with pytest.raises(ValueError, match="destroyed"):

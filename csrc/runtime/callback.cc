@@ -59,6 +59,22 @@ std::deque<std::shared_ptr<Pending>> take_stream_items(ThreadQueue &q, uint64_t 
   return mine;
 }
 
+// Ends the subscription `it` (locked by lk). Callbacks of that stream already
+// handed over still run, here, so a stream worker blocked on them goes on.
+void unsubscribe(Reports &r, std::unique_lock<std::mutex> &lk,
+                 std::unordered_map<uint64_t, uint64_t>::iterator it) {
+  const uint64_t stream_id = it->first;
+  auto q = r.threads.find(it->second);
+  r.stream_thread.erase(it);
+  std::deque<std::shared_ptr<Pending>> left;
+  if (q != r.threads.end()) {
+    left = take_stream_items(q->second, stream_id);
+    if (--q->second.streams == 0 && q->second.items.empty()) r.threads.erase(q);
+  }
+  r.cv.notify_all();
+  if (!left.empty()) run_pending(r, lk, left);
+}
+
 }  // namespace
 
 void reports_after_fork() { g_reports.drop(); }
@@ -67,17 +83,7 @@ void forget_stream_subscriptions(uint64_t stream_id) {
   Reports &r = reports();
   std::unique_lock<std::mutex> lk(r.mu);
   auto it = r.stream_thread.find(stream_id);
-  if (it == r.stream_thread.end()) return;
-  auto q = r.threads.find(it->second);
-  std::deque<std::shared_ptr<Pending>> left;
-  if (q != r.threads.end()) {
-    left = take_stream_items(q->second, stream_id);
-    if (--q->second.streams == 0 && q->second.items.empty()) r.threads.erase(q);
-  }
-  r.stream_thread.erase(it);
-  r.cv.notify_all();
-  // The stream's worker may be blocked on these: run them so it can drain.
-  if (!left.empty()) run_pending(r, lk, left);
+  if (it != r.stream_thread.end()) unsubscribe(r, lk, it);
 }
 
 }  // namespace hostrt
@@ -128,16 +134,7 @@ ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStre
     return fail(ACL_ERROR_STREAM_NOT_SUBSCRIBE, "%s: stream %p is not subscribed by thread %llu",
                 api, stream, static_cast<unsigned long long>(threadId));
   }
-  r.stream_thread.erase(it);
-  auto q = r.threads.find(threadId);
-  std::deque<std::shared_ptr<Pending>> left;
-  if (q != r.threads.end()) {
-    left = take_stream_items(q->second, s->id);
-    if (--q->second.streams == 0 && q->second.items.empty()) r.threads.erase(q);
-  }
-  r.cv.notify_all();
-  // Callbacks already handed over still run (here) so blocked streams go on.
-  if (!left.empty()) run_pending(r, lk, left);
+  unsubscribe(r, lk, it);
   return ACL_SUCCESS;
 }
 

@@ -43,7 +43,11 @@ ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId) {
     DeviceState &ds = r.devices[static_cast<size_t>(deviceId)];
     ctx_id = ds.refs > 0 ? ds.default_ctx : 0;
   }
-  if (ctx_id == 0) ctx_id = create_context(deviceId, /*is_default=*/true)->id;
+  if (ctx_id == 0) {
+    std::shared_ptr<Context> ctx = create_context(deviceId, /*is_default=*/true, "aclrtSetDevice");
+    if (!ctx) return ACL_ERROR_BAD_ALLOC;
+    ctx_id = ctx->id;
+  }
   {
     std::lock_guard<std::mutex> lk(r.mu);
     DeviceState &ds = r.devices[static_cast<size_t>(deviceId)];
@@ -157,7 +161,8 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t d
   const char *api = "aclrtCreateContext";
   if (context == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: context is NULL", api);
   if (!valid_device(deviceId)) return bad_device(api, deviceId);
-  std::shared_ptr<Context> ctx = create_context(deviceId, /*is_default=*/false);
+  std::shared_ptr<Context> ctx = create_context(deviceId, /*is_default=*/false, api);
+  if (!ctx) return ACL_ERROR_BAD_ALLOC;
   current_ctx_id() = ctx->id;
   *context = make_handle(HandleKind::kContext, ctx->id);
   return ACL_SUCCESS;

@@ -121,16 +121,17 @@ std::shared_ptr<Stream> lookup_stream(aclrtStream stream, const char *api, aclEr
 std::shared_ptr<Event> lookup_event(aclrtEvent event, const char *api, aclError *err);
 
 // Creates a stream (worker thread started) owned by `ctx`, registers it and
-// returns it.
+// returns it; nullptr (message naming `api`) if the thread cannot start.
 std::shared_ptr<Stream> new_stream(const Context &ctx, bool is_default, uint32_t priority,
-                                   uint32_t flags);
+                                   uint32_t flags, const char *api);
 
 // Removes context `cid` and every stream it owns from the registry (r.mu
 // held); the streams go to *out for shutdown_streams.
 void unregister_context_locked(Registry &r, uint64_t cid,
                                std::vector<std::shared_ptr<Stream>> *out);
-// Creates and registers a context on `device` with its default stream.
-std::shared_ptr<Context> create_context(int32_t device, bool is_default);
+// Creates and registers a context on `device` with its default stream;
+// nullptr (message naming `api`) if its stream cannot start.
+std::shared_ptr<Context> create_context(int32_t device, bool is_default, const char *api);
 // True (and sets a message naming `api`) if the calling thread is the worker
 // of one of `streams`: shutting them down from there would deadlock.
 bool called_from_worker_of(const std::vector<std::shared_ptr<Stream>> &streams, const char *api);

@@ -3,6 +3,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <exception>
 
 #include "common/env.h"
 #include "runtime/event.h"
@@ -112,10 +113,16 @@ std::shared_ptr<Event> lookup_event(aclrtEvent event, const char *api, aclError 
 }
 
 std::shared_ptr<Stream> new_stream(const Context &ctx, bool is_default, uint32_t priority,
-                                   uint32_t flags) {
+                                   uint32_t flags, const char *api) {
   Registry &r = registry();
   uint64_t id = next_handle_id();
-  auto s = std::make_shared<Stream>(id, ctx.device, ctx.id, is_default, priority, flags);
+  std::shared_ptr<Stream> s;
+  try {
+    s = std::make_shared<Stream>(id, ctx.device, ctx.id, is_default, priority, flags);
+  } catch (const std::exception &e) {  // std::thread failed (out of threads or memory)
+    fail(ACL_ERROR_BAD_ALLOC, "%s: cannot start a stream worker thread: %s", api, e.what());
+    return nullptr;
+  }
   std::lock_guard<std::mutex> lk(r.mu);
   r.streams.emplace(id, s);
   return s;
@@ -160,13 +167,14 @@ aclError destroy_all_devices(const char *api) {
   return ACL_SUCCESS;
 }
 
-std::shared_ptr<Context> create_context(int32_t device, bool is_default) {
+std::shared_ptr<Context> create_context(int32_t device, bool is_default, const char *api) {
   Registry &r = registry();
   auto ctx = std::make_shared<Context>();
   ctx->id = next_handle_id();
   ctx->device = device;
   ctx->is_default = is_default;
-  ctx->default_stream = new_stream(*ctx, /*is_default=*/true, 0, 0);
+  ctx->default_stream = new_stream(*ctx, /*is_default=*/true, 0, 0, api);
+  if (!ctx->default_stream) return nullptr;
   std::lock_guard<std::mutex> lk(r.mu);
   r.contexts.emplace(ctx->id, ctx);
   return ctx;

@@ -25,7 +25,8 @@ aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flag, co
     return fail(ACL_ERROR_RT_CONTEXT_NULL,
                 "%s: no current context on this thread (call aclrtSetDevice first)", api);
   }
-  std::shared_ptr<Stream> s = new_stream(*ctx, /*is_default=*/false, priority, flag);
+  std::shared_ptr<Stream> s = new_stream(*ctx, /*is_default=*/false, priority, flag, api);
+  if (!s) return ACL_ERROR_BAD_ALLOC;
   *stream = make_handle(HandleKind::kStream, s->id);
   return ACL_SUCCESS;
 }

@@ -12,9 +12,6 @@ cdef class _Buf:
     cdef object obj            # what the caller passed (returned as the result)
     cdef object keep           # what keeps the memory alive
 
-    cdef bint same(self, _Buf other):
-        return self.ptr == other.ptr
-
 
 cdef _Buf _as_buf(object obj, str api, str argname, bint writable, object dtype,
                   int32_t device):

@@ -109,6 +109,41 @@ cdef class Comm:
                              f"of size {self._size}")
         return r
 
+    cdef tuple _same_size_bufs(self, object sendbuf, object recvbuf, str api,
+                               bint out_writable, object dtype):
+        """(sendbuf, recvbuf) _Bufs of all_reduce / reduce; recvbuf None: in place."""
+        cdef _Buf sb, rb
+        if recvbuf is None:
+            sb = _as_buf(sendbuf, api, "sendbuf", out_writable, dtype, self._device)
+            return sb, sb
+        sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
+        rb = _as_buf(recvbuf, api, "recvbuf", out_writable, dtype, self._device)
+        _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
+        if rb.count != sb.count:
+            raise ValueError(f"{api}: recvbuf has {rb.count} elements, sendbuf "
+                             f"{sb.count}; they must be equal")
+        _check_no_overlap(sb, rb, api, -1)
+        return sb, rb
+
+    cdef int _check_blocks(self, _Buf sb, _Buf rb, bint gather, str api) except -1:
+        """Check buffers where one holds `size` blocks the size of the other.
+
+        gather: recvbuf is the larger one (all_gather); else sendbuf is
+        (reduce_scatter, scatter). In place when the block is this rank's
+        block of the larger buffer.
+        """
+        cdef _Buf whole = rb if gather else sb
+        cdef _Buf block = sb if gather else rb
+        cdef str wname = "recvbuf" if gather else "sendbuf"
+        cdef str bname = "sendbuf" if gather else "recvbuf"
+        _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
+        if whole.count != block.count * self._size:
+            raise ValueError(f"{api}: {wname} has {whole.count} elements; it must have "
+                             f"{bname}'s {block.count} x {self._size} ranks = "
+                             f"{block.count * self._size}")
+        _check_no_overlap(block, whole, api, self._rank * block.nbytes)
+        return 0
+
     # ---- properties and management -----------------------------------------
 
     @property
@@ -180,11 +215,8 @@ cdef class Comm:
             CHKHCCL(HcclGetCommAsyncError(self._handle, &res), "HcclGetCommAsyncError")
         if res == HCCL_SUCCESS:
             return None
-        cdef const char *text = HcclGetErrorString(res)
-        msg = f"asynchronous error: {hccl_result_name(res)} ({<int>res})"
-        if text != NULL and text[0] != 0:
-            msg += ": " + text.decode("utf-8", "replace")
-        return HcclError(<int>res, msg, "HcclGetCommAsyncError")
+        return HcclError(<int>res, f"asynchronous error: {_hccl_describe(res)}",
+                         "HcclGetCommAsyncError")
 
     def destroy(self):
         """Destroy the communicator (HcclCommDestroy); a second call does nothing.
@@ -244,16 +276,7 @@ cdef class Comm:
         cdef int cop = _as_op(op, api)
         cdef Stream s = self._stream(stream, api)
         cdef _Buf sb, rb
-        if recvbuf is None:
-            sb = rb = _as_buf(sendbuf, api, "sendbuf", True, dtype, self._device)
-        else:
-            sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
-            rb = _as_buf(recvbuf, api, "recvbuf", True, dtype, self._device)
-            _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
-            if rb.count != sb.count:
-                raise ValueError(f"{api}: recvbuf has {rb.count} elements, sendbuf "
-                                 f"{sb.count}; they must be equal")
-            _check_no_overlap(sb, rb, api, -1)
+        sb, rb = self._same_size_bufs(sendbuf, recvbuf, api, True, dtype)
         with nogil:
             CHKHCCL(HcclAllReduce(sb.ptr, rb.ptr, sb.count, <HcclDataType>sb.hdt,
                                   <HcclReduceOp>cop, self._handle, s._handle),
@@ -302,12 +325,7 @@ cdef class Comm:
         cdef Stream s = self._stream(stream, api)
         cdef _Buf sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
         cdef _Buf rb = _as_buf(recvbuf, api, "recvbuf", True, dtype, self._device)
-        _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
-        if rb.count != sb.count * self._size:
-            raise ValueError(f"{api}: recvbuf has {rb.count} elements; it must have "
-                             f"sendbuf's {sb.count} x {self._size} ranks = "
-                             f"{sb.count * self._size}")
-        _check_no_overlap(sb, rb, api, self._rank * sb.nbytes)
+        self._check_blocks(sb, rb, True, api)
         with nogil:
             CHKHCCL(HcclAllGather(sb.ptr, rb.ptr, sb.count, <HcclDataType>sb.hdt,
                                   self._handle, s._handle), "HcclAllGather")
@@ -332,12 +350,7 @@ cdef class Comm:
         cdef Stream s = self._stream(stream, api)
         cdef _Buf sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
         cdef _Buf rb = _as_buf(recvbuf, api, "recvbuf", True, dtype, self._device)
-        _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
-        if sb.count != rb.count * self._size:
-            raise ValueError(f"{api}: sendbuf has {sb.count} elements; it must have "
-                             f"recvbuf's {rb.count} x {self._size} ranks = "
-                             f"{rb.count * self._size}")
-        _check_no_overlap(rb, sb, api, self._rank * rb.nbytes)
+        self._check_blocks(sb, rb, False, api)
         with nogil:
             CHKHCCL(HcclReduceScatter(sb.ptr, rb.ptr, rb.count, <HcclDataType>sb.hdt,
                                       <HcclReduceOp>cop, self._handle, s._handle),
@@ -362,18 +375,8 @@ cdef class Comm:
         cdef int cop = _as_op(op, api)
         cdef uint32_t r = self._check_root(root, api, "root")
         cdef Stream s = self._stream(stream, api)
-        cdef bint is_root = r == self._rank
         cdef _Buf sb, rb
-        if recvbuf is None:
-            sb = rb = _as_buf(sendbuf, api, "sendbuf", is_root, dtype, self._device)
-        else:
-            sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
-            rb = _as_buf(recvbuf, api, "recvbuf", is_root, dtype, self._device)
-            _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
-            if rb.count != sb.count:
-                raise ValueError(f"{api}: recvbuf has {rb.count} elements, sendbuf "
-                                 f"{sb.count}; they must be equal")
-            _check_no_overlap(sb, rb, api, -1)
+        sb, rb = self._same_size_bufs(sendbuf, recvbuf, api, r == self._rank, dtype)
         with nogil:
             CHKHCCL(HcclReduce(sb.ptr, rb.ptr, sb.count, <HcclDataType>sb.hdt,
                                <HcclReduceOp>cop, r, self._handle, s._handle), "HcclReduce")
@@ -402,12 +405,7 @@ cdef class Comm:
             sb = rb
         else:
             sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
-            _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
-            if sb.count != rb.count * self._size:
-                raise ValueError(f"{api}: sendbuf has {sb.count} elements; it must have "
-                                 f"recvbuf's {rb.count} x {self._size} ranks = "
-                                 f"{rb.count * self._size}")
-            _check_no_overlap(rb, sb, api, self._rank * rb.nbytes)
+            self._check_blocks(sb, rb, False, api)
         with nogil:
             CHKHCCL(HcclScatter(sb.ptr, rb.ptr, rb.count, <HcclDataType>rb.hdt, r,
                                 self._handle, s._handle), "HcclScatter")

@@ -67,6 +67,8 @@ cdef str _dtype_name(object dt):
 cdef object _host_as(object value, object dt, int hdt):
     """`value` as a numpy array of dtype `dt` (bfloat16: rounded bit patterns)."""
     a = value if isinstance(value, np.ndarray) else _host_asarray(value)
+    if not _HAVE_ML_DTYPES and hdt != HCCL_DATA_TYPE_BFP16 and _is_bf16_dtype(a.dtype):
+        a = bfloat16_to_float(a)        # bit patterns -> values, not integers
     if hdt == HCCL_DATA_TYPE_BFP16 and not _HAVE_ML_DTYPES:
         if a.dtype.kind == "u" and a.dtype.itemsize == 2:
             a = a.astype(np.uint16, copy=False)
@@ -96,15 +98,7 @@ cdef int _sync_current() except -1:
 cdef DeviceArray _new_view(_Memory mem, Py_ssize_t offset, tuple shape, tuple strides,
                            object dt, int hdt):
     cdef DeviceArray a = DeviceArray.__new__(DeviceArray)
-    a._mem = mem
-    a._offset = offset
-    a._shape = shape
-    a._strides = strides
-    a._dtype = dt
-    a._hdt = hdt
-    a._itemsize = dt.itemsize
-    a._size = _prod(shape)
-    a._contig = _is_c_contig(shape, strides, a._itemsize)
+    a._set_view(mem, offset, shape, strides, dt, hdt)
     return a
 
 
@@ -142,15 +136,20 @@ cdef class DeviceArray:
         dt, hdt = _array_dtype(dtype, "DeviceArray")
         cdef tuple shp = _norm_shape(shape, "DeviceArray")
         cdef DeviceArray tmp = _empty(shp, dt, hdt, "DeviceArray")
-        self._mem = tmp._mem
-        self._offset = 0
-        self._shape = tmp._shape
-        self._strides = tmp._strides
+        self._set_view(tmp._mem, 0, tmp._shape, tmp._strides, dt, hdt)
+
+    cdef int _set_view(self, _Memory mem, Py_ssize_t offset, tuple shape, tuple strides,
+                       object dt, int hdt) except -1:
+        self._mem = mem
+        self._offset = offset
+        self._shape = shape
+        self._strides = strides
         self._dtype = dt
         self._hdt = hdt
-        self._itemsize = tmp._itemsize
-        self._size = tmp._size
-        self._contig = True
+        self._itemsize = dt.itemsize
+        self._size = _prod(shape)
+        self._contig = _is_c_contig(shape, strides, self._itemsize)
+        return 0
 
     # ---- attributes ------------------------------------------------------
 

@@ -191,11 +191,12 @@ cdef int _as_op(object op, str api) except -1:
             return v
         raise ValueError(f"{api}: unknown reduction op {op!r}")
     if type(op).__module__.startswith("mpi4py"):
-        from pyhccl.mpi import to_op
-        try:
-            return to_op(op)
-        except ValueError as exc:
-            raise ValueError(f"{api}: {exc}") from None
+        from pyhccl.mpi import MPI, to_op
+        if isinstance(op, MPI.Op):      # other mpi4py objects fall to the TypeError
+            try:
+                return to_op(op)
+            except ValueError as exc:
+                raise ValueError(f"{api}: {exc}") from None
     raise TypeError(f"{api}: op must be a ReduceOp, str or mpi4py op, "
                     f"not {type(op).__name__}")
 

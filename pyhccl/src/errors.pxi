@@ -94,7 +94,32 @@ def hccl_result_name(code):
     return _HCCL_RESULT_NAMES.get(int(code), "HCCL_E_UNKNOWN")
 
 
-class HcclError(RuntimeError):
+class _CallError(RuntimeError):
+    """Base of HcclError and AclError: a failed C call and its return code."""
+
+    _code_name = None           # code -> symbolic name, set by each subclass
+
+    def __init__(self, code, message=None, api=None):
+        code = int(code)
+        if message is None:
+            message = f"{self._code_name(code)} ({code})"
+            if api:
+                message = f"{api} failed: {message}"
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.api = api
+
+    @property
+    def name(self):
+        """Symbolic name of the code ("HCCL_E_PARA", "ACL_ERROR_BAD_ALLOC")."""
+        return self._code_name(self.code)
+
+    def __reduce__(self):
+        return (type(self), (self.code, self.message, self.api))
+
+
+class HcclError(_CallError):
     """Raised when an HCCL call fails.
 
     Attributes:
@@ -104,27 +129,10 @@ class HcclError(RuntimeError):
         message: the full message (also str(error)).
     """
 
-    def __init__(self, code, message=None, api=None):
-        code = int(code)
-        if message is None:
-            message = f"{hccl_result_name(code)} ({code})"
-            if api:
-                message = f"{api} failed: {message}"
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.api = api
-
-    @property
-    def name(self):
-        """Symbolic name of the code ("HCCL_E_PARA")."""
-        return hccl_result_name(self.code)
-
-    def __reduce__(self):
-        return (type(self), (self.code, self.message, self.api))
+    _code_name = staticmethod(hccl_result_name)
 
 
-class AclError(RuntimeError):
+class AclError(_CallError):
     """Raised when an ACL runtime call fails.
 
     Attributes:
@@ -134,24 +142,7 @@ class AclError(RuntimeError):
         message: the full message (also str(error)).
     """
 
-    def __init__(self, code, message=None, api=None):
-        code = int(code)
-        if message is None:
-            message = f"{acl_error_name(code)} ({code})"
-            if api:
-                message = f"{api} failed: {message}"
-        super().__init__(message)
-        self.code = code
-        self.message = message
-        self.api = api
-
-    @property
-    def name(self):
-        """Symbolic name of the code ("ACL_ERROR_BAD_ALLOC")."""
-        return acl_error_name(self.code)
-
-    def __reduce__(self):
-        return (type(self), (self.code, self.message, self.api))
+    _code_name = staticmethod(acl_error_name)
 
 
 cdef str _recent_err_msg():
@@ -170,12 +161,18 @@ cdef int _raise_acl(aclError code, const char *api) except -1 with gil:
     raise AclError(code, message, name)
 
 
+cdef str _hccl_describe(HcclResult code):
+    """'HCCL_E_PARA (1)', then HCCL's description of the code if it has one."""
+    cdef const char *text = HcclGetErrorString(code)
+    cdef str s = f"{hccl_result_name(code)} ({<int>code})"
+    if text != NULL and text[0] != 0:
+        s += ": " + text.decode("utf-8", "replace")
+    return s
+
+
 cdef int _raise_hccl(HcclResult code, const char *api) except -1 with gil:
     cdef str name = api.decode()
-    cdef const char *text = HcclGetErrorString(code)
-    cdef str message = f"{name} failed: {hccl_result_name(code)} ({<int>code})"
-    if text != NULL and text[0] != 0:
-        message += ": " + text.decode("utf-8", "replace")
+    cdef str message = f"{name} failed: {_hccl_describe(code)}"
     cdef str recent = _recent_err_msg()
     if recent:
         message += f" - {recent}"

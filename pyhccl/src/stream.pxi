@@ -107,7 +107,9 @@ cdef class Stream:
         return self is other or (self._is_default and (<Stream>other)._is_default)
 
     def __hash__(self):
-        return hash((Stream, <uintptr_t>self._handle, self._is_default))
+        # Not the handle: destroy() clears it, and the hash must not change
+        # (destroy() discards the stream from the _live_streams WeakSet).
+        return hash(Stream) if self._is_default else object.__hash__(self)
 
     # ---- internals -------------------------------------------------------
 

@@ -10,8 +10,9 @@ namespace {
 
 bool known_dtype(int v) { return (v >= 0 && v <= 12) || (v >= 14 && v <= 17); }
 
-bool mul_overflows(uint64_t a, uint64_t b, uint64_t *out) {
-  return __builtin_mul_overflow(a, b, out);
+// Byte size of `elems` elements of dt; false if it overflows or exceeds 2^62.
+bool byte_size(uint64_t elems, HcclDataType dt, uint64_t *bytes) {
+  return !__builtin_mul_overflow(elems, dtype_size(dt), bytes) && *bytes <= (1ull << 62);
 }
 
 }  // namespace
@@ -66,8 +67,7 @@ HcclResult check_reduction(HcclDataType dt, HcclReduceOp op, const char *api) {
 HcclResult check_buffer(const void *p, uint64_t count, uint64_t parts, HcclDataType dt,
                         const char *api, const char *arg, size_t *bytes) {
   uint64_t elems, b;
-  if (mul_overflows(count, parts, &elems) || mul_overflows(elems, dtype_size(dt), &b) ||
-      b > (1ull << 62)) {
+  if (__builtin_mul_overflow(count, parts, &elems) || !byte_size(elems, dt, &b)) {
     hostrt::set_error("%s: count %llu of %s is too large", api,
                       static_cast<unsigned long long>(count), dtype_name(dt));
     return HCCL_E_PARA;
@@ -114,8 +114,7 @@ HcclResult check_extent(const void *buf, const std::vector<uint64_t> &counts,
   for (size_t i = 0; i < counts.size(); ++i) {
     if (counts[i] == 0) continue;
     uint64_t e, b;
-    if (__builtin_add_overflow(displs[i], counts[i], &e) || mul_overflows(e, dtype_size(dt), &b) ||
-        b > (1ull << 62)) {
+    if (__builtin_add_overflow(displs[i], counts[i], &e) || !byte_size(e, dt, &b)) {
       hostrt::set_error("%s: block %zu of %s (displacement %llu, count %llu) is too large", api, i,
                         arg, static_cast<unsigned long long>(displs[i]),
                         static_cast<unsigned long long>(counts[i]));

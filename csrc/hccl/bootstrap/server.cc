@@ -9,40 +9,18 @@
 #include <poll.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
-#include <deque>
-#include <list>
-#include <memory>
 #include <thread>
-#include <vector>
 
-#include "hccl/bootstrap/server.h"
-#include "hccl/bootstrap/wire.h"
+#include "hccl/bootstrap/server_impl.h"
 #include "runtime/hostrt.h"
 
 namespace hccl {
 namespace bsnet {
-namespace {
-
-using Buffer = std::shared_ptr<const std::vector<uint8_t>>;
-constexpr auto kLinger = std::chrono::seconds(2);  // to flush errors before closing
-constexpr int kMaxLoggedRefusals = 8;
-constexpr size_t kMaxPending = 1024;  // connections that have not said hello yet
-
-struct Conn {
-  enum State { kPending, kJoined, kBye, kClosing };
-  int fd = -1;
-  State state = kPending;
-  uint32_t rank = 0;
-  std::string peer;
-  std::vector<uint8_t> in;  // bytes received, not parsed yet
-  std::deque<Buffer> out;   // frames to send, shared between connections
-  size_t out_off = 0;       // bytes of out.front() already sent
-  bool wr_shut = false;
-  Clock::time_point deadline;  // hello due (kPending) / give up flushing (kClosing)
-};
+namespace srv {
 
 Buffer make_frame(uint32_t type, const void *payload, size_t len) {
   auto b = std::make_shared<std::vector<uint8_t>>(kHeaderBytes + len);
@@ -59,7 +37,6 @@ Buffer make_error(HcclResult code, const std::string &msg) {
   return make_frame(kError, p.data(), p.size());
 }
 
-std::string format(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 std::string format(const char *fmt, ...) {
   char buf[1024];
   va_list ap;
@@ -68,54 +45,6 @@ std::string format(const char *fmt, ...) {
   va_end(ap);
   return buf;
 }
-
-class Server {
- public:
-  explicit Server(const ServerConfig &cfg) : cfg_(cfg) {}
-  ~Server() {
-    for (Conn &c : conns_) close_fd(c.fd);
-    close_fd(cfg_.listen_fd);
-  }
-  void run();
-  const std::string &where() const { return cfg_.where; }
-
- private:
-  void accept_all();
-  void on_readable(Conn &c);
-  bool on_frame(Conn &c, uint32_t type, const uint8_t *p, uint64_t len);
-  void on_hello(Conn &c, const HelloPayload &h);
-  void on_contrib(Conn &c, const uint8_t *p, uint64_t len);
-  void on_bye(Conn &c);
-  void on_lost(Conn &c, const std::string &why);
-  void flush(Conn &c);
-  void refuse(Conn &c, const char *why, bool tell_peer);
-  void fail(HcclResult code, const std::string &msg, Conn *extra = nullptr);
-  void send_to(Conn &c, const Buffer &b) { c.out.push_back(b); }
-  void start_closing(Conn &c, const Buffer &last);
-  void drop(Conn &c);
-  void check_deadlines(Clock::time_point now);
-  Clock::time_point next_deadline() const;
-
-  ServerConfig cfg_;
-  std::list<Conn> conns_;  // stable addresses: by_rank_ points into it
-  std::vector<Conn *> by_rank_;
-  uint32_t nranks_ = 0;      // 0 until the first rank joined
-  uint32_t first_rank_ = 0;  // who set nranks_, for the mismatch message
-  uint32_t joined_ = 0, byes_ = 0;
-  bool running_ = false;  // all ranks joined
-  bool done_ = false;
-  Clock::time_point idle_deadline_, join_deadline_, accept_pause_until_;
-  // Allgather round in progress.
-  std::vector<std::vector<uint8_t>> round_data_;
-  std::vector<bool> have_;
-  uint32_t round_count_ = 0, round_first_ = 0;
-  uint64_t round_bytes_ = 0;
-  // After a failure: who arrives until latecomer_until_ gets the error too.
-  bool failed_ = false;
-  Buffer fail_frame_;
-  Clock::time_point latecomer_until_, hard_deadline_;
-  int refusals_logged_ = 0;
-};
 
 void Server::run() {
   idle_deadline_ = Clock::now() + std::chrono::seconds(cfg_.idle_timeout_s);
@@ -192,15 +121,17 @@ void Server::on_readable(Conn &c) {
   bool eof = false;
   int err = 0;
   for (;;) {
+    // Before the hello only a hello's worth is read: unauthenticated peers
+    // get no buffer space.
+    constexpr size_t kHelloFrame = kHeaderBytes + sizeof(HelloPayload);
     size_t old = c.in.size();
-    c.in.resize(old + 65536);
-    ssize_t n = ::recv(c.fd, c.in.data() + old, 65536, MSG_DONTWAIT);
+    if (c.state == Conn::kPending && old >= kHelloFrame) break;
+    size_t want = c.state == Conn::kPending ? kHelloFrame - old : 65536;
+    c.in.resize(old + want);
+    ssize_t n = ::recv(c.fd, c.in.data() + old, want, MSG_DONTWAIT);
     c.in.resize(old + (n > 0 ? static_cast<size_t>(n) : 0));
     if (n > 0) {
       if (c.state == Conn::kClosing || c.state == Conn::kBye) c.in.clear();  // nothing more is expected
-      // Before the hello only a hello's worth is read: unauthenticated peers
-      // get no buffer space.
-      if (c.state == Conn::kPending && c.in.size() >= kHeaderBytes + sizeof(HelloPayload)) break;
       continue;
     }
     if (n == 0) {
@@ -255,135 +186,6 @@ bool Server::on_frame(Conn &c, uint32_t type, const uint8_t *p, uint64_t len) {
   return c.fd >= 0 && c.state == Conn::kJoined;
 }
 
-void Server::on_hello(Conn &c, const HelloPayload &h) {
-  if (std::memcmp(h.magic, kHelloMagic, sizeof(kHelloMagic)) != 0) {
-    refuse(c, "not a pyhccl bootstrap peer (bad magic)", false);
-    return;
-  }
-  uint8_t diff = 0;  // constant-time compare: do not leak how much matched
-  for (size_t i = 0; i < sizeof(h.secret); ++i) diff |= h.secret[i] ^ cfg_.secret[i];
-  if (diff != 0) {
-    refuse(c, "peer presented a wrong job secret (refused)", true);
-    return;
-  }
-  uint32_t nranks = ntohl(h.nranks), rank = ntohl(h.rank);
-  c.rank = rank;
-  if (failed_) {
-    start_closing(c, fail_frame_);
-    return;
-  }
-  if (running_) {
-    // The job is complete: tell the latecomer, leave the running ranks alone.
-    std::string msg = rank < nranks_ && nranks == nranks_
-                          ? format("rank %u joined twice (all %u ranks had already joined; a root info is single use)",
-                                   rank, nranks_)
-                          : format("rank %u of %u arrived after the job of %u ranks was complete", rank, nranks,
-                                   nranks_);
-    start_closing(c, make_error(HCCL_E_PARA, msg));
-    return;
-  }
-  if (nranks == 0 || nranks > kMaxRanks) {
-    fail(HCCL_E_PARA, format("rank %u says nRanks is %u (must be 1 to %u)", rank, nranks, kMaxRanks), &c);
-    return;
-  }
-  if (nranks_ == 0) {
-    nranks_ = nranks;
-    first_rank_ = rank;
-    by_rank_.assign(nranks, nullptr);
-    join_deadline_ = Clock::now() + std::chrono::seconds(cfg_.join_timeout_s);
-  }
-  if (nranks != nranks_) {
-    fail(HCCL_E_PARA, format("nRanks mismatch: rank %u says %u, rank %u says %u", rank, nranks, first_rank_, nranks_),
-         &c);
-  } else if (rank >= nranks) {
-    fail(HCCL_E_PARA, format("rank %u is out of range for nRanks %u", rank, nranks), &c);
-  } else if (by_rank_[rank] != nullptr) {
-    fail(HCCL_E_PARA, format("rank %u joined twice", rank), &c);
-  } else {
-    c.state = Conn::kJoined;
-    by_rank_[rank] = &c;
-    if (++joined_ == nranks_) {
-      running_ = true;
-      round_data_.assign(nranks_, {});
-      have_.assign(nranks_, false);
-      uint32_t n_be = htonl(nranks_);
-      Buffer ready = make_frame(kReady, &n_be, sizeof(n_be));
-      for (Conn *r : by_rank_) send_to(*r, ready);  // all present: joined_ == nranks_
-    }
-  }
-}
-
-void Server::on_contrib(Conn &c, const uint8_t *p, uint64_t len) {
-  if (!running_) {
-    on_lost(c, "it sent allgather data before all ranks had joined");
-    return;
-  }
-  if (byes_ > 0) {
-    uint32_t gone = 0;
-    while (gone < nranks_ && (by_rank_[gone] != nullptr && by_rank_[gone]->state != Conn::kBye)) ++gone;
-    fail(HCCL_E_REMOTE, format("rank %u entered a bootstrap allgather after rank %u had closed", c.rank, gone));
-    return;
-  }
-  if (have_[c.rank]) {
-    on_lost(c, "it sent two contributions to one allgather round");
-    return;
-  }
-  if (round_count_ > 0 && len != round_bytes_) {
-    fail(HCCL_E_PARA, format("bootstrap allgather size mismatch: rank %u sent %llu bytes, rank %u sent %llu", c.rank,
-                             static_cast<unsigned long long>(len), round_first_,
-                             static_cast<unsigned long long>(round_bytes_)));
-    return;
-  }
-  if (len * nranks_ > kMaxRoundBytes) {
-    fail(HCCL_E_PARA, format("bootstrap allgather of %llu bytes per rank exceeds the %llu-byte round limit",
-                             static_cast<unsigned long long>(len), static_cast<unsigned long long>(kMaxRoundBytes)));
-    return;
-  }
-  if (round_count_ == 0) {
-    round_bytes_ = len;
-    round_first_ = c.rank;
-  }
-  round_data_[c.rank].assign(p, p + len);
-  have_[c.rank] = true;
-  if (++round_count_ < nranks_) return;
-  auto b = std::make_shared<std::vector<uint8_t>>(kHeaderBytes + len * nranks_);
-  encode_header(b->data(), kResult, len * nranks_);
-  for (uint32_t r = 0; r < nranks_; ++r) {
-    if (len > 0) std::memcpy(b->data() + kHeaderBytes + r * len, round_data_[r].data(), len);
-    std::vector<uint8_t>().swap(round_data_[r]);
-    have_[r] = false;
-  }
-  round_count_ = 0;
-  for (Conn *r : by_rank_)
-    if (r != nullptr) send_to(*r, b);
-}
-
-void Server::on_bye(Conn &c) {
-  if (!running_) {
-    on_lost(c, "it closed before all ranks had joined");
-    return;
-  }
-  c.state = Conn::kBye;
-  c.in.clear();
-  if (round_count_ > 0) {
-    fail(HCCL_E_REMOTE, format("rank %u closed the bootstrap while %u rank(s) waited in an allgather", c.rank,
-                               round_count_));
-    return;
-  }
-  if (++byes_ == nranks_) done_ = true;
-}
-
-void Server::on_lost(Conn &c, const std::string &why) {
-  if (c.state != Conn::kJoined || failed_) {
-    drop(c);
-    return;
-  }
-  uint32_t rank = c.rank;
-  drop(c);
-  fail(HCCL_E_REMOTE, running_ ? format("rank %u left the job before closing its communicator (%s)", rank, why.c_str())
-                               : format("rank %u left before all ranks had joined (%s)", rank, why.c_str()));
-}
-
 void Server::flush(Conn &c) {
   while (!c.out.empty()) {
     const std::vector<uint8_t> &f = *c.out.front();
@@ -417,30 +219,6 @@ void Server::refuse(Conn &c, const char *why, bool tell_peer) {
     start_closing(c, make_error(HCCL_E_TCP_CONNECT, format("the root at %s refused this rank: %s", cfg_.where.c_str(), why)));
   else
     drop(c);
-}
-
-void Server::fail(HcclResult code, const std::string &msg, Conn *extra) {
-  if (failed_) return;
-  failed_ = true;
-  fail_frame_ = make_error(code, msg);
-  Clock::time_point now = Clock::now();
-  latecomer_until_ = running_ ? now : std::max(now, join_deadline_);
-  hard_deadline_ = latecomer_until_ + kLinger;
-  for (Conn &c : conns_) {
-    if (c.fd < 0) continue;
-    if (c.state == Conn::kJoined || &c == extra)
-      start_closing(c, fail_frame_);
-    else if (c.state == Conn::kBye)
-      drop(c);
-  }
-}
-
-void Server::start_closing(Conn &c, const Buffer &last) {
-  if (c.state == Conn::kJoined) by_rank_[c.rank] = nullptr;
-  send_to(c, last);
-  c.state = Conn::kClosing;
-  c.in.clear();
-  c.deadline = Clock::now() + kLinger;
 }
 
 void Server::drop(Conn &c) {
@@ -486,7 +264,9 @@ Clock::time_point Server::next_deadline() const {
   return t;
 }
 
-}  // namespace
+}  // namespace srv
+
+using srv::Server;
 
 HcclResult start_server(const ServerConfig &cfg) {
   Server *server = nullptr;

@@ -80,13 +80,15 @@ HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api) {
   // up by something else), ops that start later fail fast, and the resources
   // go with the last task's reference.
   std::unique_lock<std::mutex> lock(comm->mu);
-  auto limit = std::chrono::seconds(comm->settings.exec_timeout_s + 10);
+  // In 64 bits: hcclExecTimeOut may be as large as INT32_MAX.
+  const long long limit_s = static_cast<long long>(comm->settings.exec_timeout_s) + 10;
+  auto limit = std::chrono::seconds(limit_s);
   bool drained = comm->cv.wait_for(lock, limit, [&] { return comm->in_flight == 0; });
   comm->destroyed = true;
   lock.unlock();
   if (!drained) {
-    hostrt::set_error("%s: operations of the communicator did not finish within %d s; "
-                      "it was destroyed anyway", api, comm->settings.exec_timeout_s + 10);
+    hostrt::set_error("%s: operations of the communicator did not finish within %lld s; "
+                      "it was destroyed anyway", api, limit_s);
     return HCCL_E_TIMEOUT;
   }
   return HCCL_SUCCESS;

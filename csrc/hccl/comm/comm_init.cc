@@ -99,9 +99,9 @@ PeerInfo make_peer_info(const Comm &c) {
   return p;
 }
 
-// Unlinks whatever names are known and closes the bootstrap on a failed set-up.
+// Unlinks whatever segment names are known on a failed set-up (the Comm's
+// destructor closes the bootstrap and the transport).
 struct InitGuard {
-  Comm *comm;
   std::vector<ShmTransport::PeerDesc> names;
   bool armed = true;
   ~InitGuard() {
@@ -227,7 +227,7 @@ HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,
   c->tuning.force[sizeof(c->tuning.force) - 1] = '\0';
 
   // One rank gets a transport too: self send/recv and the slots work the same.
-  InitGuard guard{c.get(), {}};
+  InitGuard guard;
   r = setup_transport(*c, info, job, api, &guard);
   if (r != HCCL_SUCCESS) return r;
   guard.armed = false;
