@@ -125,7 +125,7 @@ aclError Arena::alloc(size_t size, void **out, const char *api) {
   const uint64_t start = align_up(off, align);
   if (start > off) insert_free(off, start - off);
   if (start + need < off + sz) insert_free(start + need, off + sz - (start + need));
-  live_.emplace(start, need);
+  live_.emplace(start, Live{need, size});
   used_ += need;
   *out = base_ + start;
   return ACL_SUCCESS;
@@ -144,7 +144,7 @@ aclError Arena::free(void *p, const char *api) {
                 "%s: devPtr %p is not a live aclrtMalloc allocation (already freed or interior)",
                 api, p);
   }
-  const uint64_t size = lit->second;
+  const uint64_t size = lit->second.block;
   live_.erase(lit);
   used_ -= size;
   // Coalesce with the free neighbours.
@@ -197,9 +197,27 @@ bool Arena::contains(const void *p, size_t bytes, uint64_t *offset) {
   auto it = live_.upper_bound(off);
   if (it == live_.begin()) return false;
   --it;
-  if (off < it->first || bytes > it->second || off - it->first > it->second - bytes) return false;
+  if (off < it->first || bytes > it->second.block || off - it->first > it->second.block - bytes)
+    return false;
   if (offset) *offset = off;
   return true;
+}
+
+MemKind Arena::locate(const void *p, size_t bytes, MemRegion *region, uint64_t *avail) {
+  if (!in_range(p)) return MemKind::kHost;
+  uint64_t off = static_cast<uint64_t>(static_cast<const char *>(p) - base_);
+  std::lock_guard<std::mutex> lk(mu_);
+  auto it = live_.upper_bound(off);
+  if (it == live_.begin()) return MemKind::kHost;
+  --it;
+  // Inside the arena but in no live allocation (freed, or padding): not
+  // device memory the caller owns.
+  if (off - it->first >= it->second.block) return MemKind::kHost;
+  const uint64_t left = off - it->first < it->second.requested ? it->second.requested - (off - it->first) : 0;
+  if (avail) *avail = left;
+  if (bytes > left) return MemKind::kOutOfBounds;
+  if (region) *region = MemRegion{fd_, capacity_, off};
+  return MemKind::kDevice;
 }
 
 size_t Arena::used() {
@@ -207,10 +225,8 @@ size_t Arena::used() {
   return used_;
 }
 
-ArenaInfo arena_info() { return Arena::get().info(); }
-
-bool arena_contains(const void *p, size_t bytes, uint64_t *offset) {
-  return Arena::get().contains(p, bytes, offset);
+MemKind locate_memory(const void *p, size_t bytes, MemRegion *region, uint64_t *avail) {
+  return Arena::get().locate(p, bytes, region, avail);
 }
 
 }  // namespace hostrt

@@ -27,12 +27,13 @@ class Arena {
   aclError alloc(size_t size, void **out, const char *api);
   // Frees a pointer returned by alloc; error (not a crash) for anything else.
   aclError free(void *p, const char *api);
-  // See hostrt::arena_contains.
+  // True if [p, p + bytes) lies inside one live allocation's padded block.
   bool contains(const void *p, size_t bytes, uint64_t *offset);
+  // See hostrt::locate_memory (bounds are the size asked for, not the padded one).
+  MemKind locate(const void *p, size_t bytes, MemRegion *region, uint64_t *avail);
   // True if p points into the arena's mapping (live or not).
   bool in_range(const void *p) const;
 
-  ArenaInfo info() const { return ArenaInfo{fd_, capacity_, base_}; }
   size_t capacity() const { return capacity_; }
   size_t used();
 
@@ -49,7 +50,11 @@ class Arena {
   std::mutex mu_;
   std::map<uint64_t, uint64_t> free_by_off_;             // offset -> size
   std::set<std::pair<uint64_t, uint64_t>> free_by_size_;  // (size, offset)
-  std::map<uint64_t, uint64_t> live_;                     // offset -> block size
+  struct Live {
+    uint64_t block;      // bytes taken from the arena (padded)
+    uint64_t requested;  // bytes the caller asked for
+  };
+  std::map<uint64_t, Live> live_;                         // offset -> allocation
   size_t used_ = 0;
 };
 

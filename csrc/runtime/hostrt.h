@@ -57,19 +57,24 @@ HOSTRT_API int32_t stream_device(const Stream *stream);
 // The calling thread's current device, or -1 when none is set.
 HOSTRT_API int32_t current_device();
 
-// ---- memory arena ------------------------------------------------------
-// aclrtMalloc memory is carved from one per-process memfd arena mapped
-// MAP_SHARED, so peers on the same host can map it through
-// /proc/<pid>/fd/<fd> and read/write it directly.
-struct ArenaInfo {
-  int fd;            // memfd of the arena in this process (-1 before first use)
-  size_t reserved;   // bytes of the arena's address reservation (= file size)
-  const void *base;  // where it is mapped in this process
+// ---- device memory -----------------------------------------------------
+// Device memory (aclrtMalloc, and physical memory mapped through the virtual
+// memory API) is host memory backed by memfds mapped MAP_SHARED, so a peer on
+// the same host can map it through /proc/<pid>/fd/<fd> and read or write it
+// directly.
+struct MemRegion {
+  int fd;              // backing memfd in this process
+  uint64_t file_size;  // bytes a peer maps from that file (from offset 0)
+  uint64_t offset;     // where the located range starts in the file
 };
-HOSTRT_API ArenaInfo arena_info();
-
-// If [p, p+bytes) lies inside one live aclrtMalloc allocation, sets *offset to
-// p's offset from the arena base and returns true.
-HOSTRT_API bool arena_contains(const void *p, size_t bytes, uint64_t *offset);
+enum class MemKind {
+  kHost,         // not device memory: a numpy array, a stack buffer, ...
+  kDevice,       // inside one live allocation; *region says where
+  kOutOfBounds,  // starts in device memory but runs past its allocation
+};
+// Classifies [p, p + bytes). *avail (may be null) receives the bytes from p to
+// the end of its allocation when p is device memory (the size asked for, not
+// the padded one).
+HOSTRT_API MemKind locate_memory(const void *p, size_t bytes, MemRegion *region, uint64_t *avail);
 
 }  // namespace hostrt

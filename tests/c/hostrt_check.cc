@@ -130,16 +130,22 @@ int main() {
   // Arena: a peer's view through /proc/<pid>/fd/<fd> shows the same bytes.
   void *p = nullptr;
   OK(aclrtMalloc(&p, 1 << 20, ACL_MEM_MALLOC_HUGE_ONLY));
-  hostrt::ArenaInfo info = hostrt::arena_info();
-  CHECK(info.fd >= 0 && info.reserved > 0 && info.base != nullptr);
-  uint64_t off = 0;
-  CHECK(hostrt::arena_contains(p, 1 << 20, &off));
-  CHECK(static_cast<const char *>(info.base) + off == p);
-  CHECK(hostrt::arena_contains(static_cast<char *>(p) + 100, 200, &off));
-  CHECK(!hostrt::arena_contains(p, (1 << 20) + 4096, &off));
+  hostrt::MemRegion info{};
+  uint64_t avail = 0;
+  CHECK(hostrt::locate_memory(p, 1 << 20, &info, &avail) == hostrt::MemKind::kDevice);
+  CHECK(info.fd >= 0 && info.file_size > 0 && avail == (1u << 20));
+  const uint64_t off = info.offset;
+  hostrt::MemRegion inner{};
+  CHECK(hostrt::locate_memory(static_cast<char *>(p) + 100, 200, &inner, &avail) ==
+        hostrt::MemKind::kDevice);
+  CHECK(inner.offset == off + 100 && avail == (1u << 20) - 100);
+  // Past the size asked for (even inside the padding): out of bounds.
+  CHECK(hostrt::locate_memory(p, (1 << 20) + 1, nullptr, nullptr) == hostrt::MemKind::kOutOfBounds);
+  CHECK(hostrt::locate_memory(p, (1 << 20) + 4096, nullptr, nullptr) ==
+        hostrt::MemKind::kOutOfBounds);
   int local = 0;
-  CHECK(!hostrt::arena_contains(&local, sizeof local, &off));
-  CHECK(hostrt::arena_contains(p, 1, &off));
+  CHECK(hostrt::locate_memory(&local, sizeof local, nullptr, nullptr) == hostrt::MemKind::kHost);
+  CHECK(hostrt::locate_memory(p, 1, nullptr, nullptr) == hostrt::MemKind::kDevice);
   std::memset(p, 0x3c, 1 << 20);
   std::string path = "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(info.fd);
   int fd = open(path.c_str(), O_RDWR);
@@ -156,7 +162,7 @@ int main() {
   munmap(peer, map_len);
   close(fd);
   OK(aclrtFree(p));
-  CHECK(!hostrt::arena_contains(p, 1, &off));
+  CHECK(hostrt::locate_memory(p, 1, nullptr, nullptr) == hostrt::MemKind::kHost);
 
   // Enqueue on a destroyed stream's pointer is not possible through handles.
   OK(aclrtDestroyStream(h));

@@ -15,12 +15,20 @@ struct ArenaRef {
   uint64_t recv_off, recv_bytes;
 };
 
-bool locate(const void *p, size_t bytes, uint64_t *off) {
+// Device memory of one backing file (the arena, for now).
+bool locate(const void *p, size_t bytes, uint64_t *off, int *fd, uint64_t *size) {
   if (bytes == 0 || p == nullptr) {
     *off = 0;
     return true;
   }
-  return hostrt::arena_contains(p, bytes, off);
+  hostrt::MemRegion r;
+  if (hostrt::locate_memory(p, bytes, &r, nullptr) != hostrt::MemKind::kDevice || r.fd < 0)
+    return false;
+  if (*fd >= 0 && (*fd != r.fd || *size != r.file_size)) return false;
+  *fd = r.fd;
+  *size = r.file_size;
+  *off = r.offset;
+  return true;
 }
 
 }  // namespace
@@ -29,13 +37,14 @@ HcclResult single_copy_exchange(Ctx &x, const void *send, size_t send_bytes, voi
                                 size_t recv_bytes, bool *ok, PeerViews *views) {
   ArenaRef mine;
   std::memset(&mine, 0, sizeof(mine));
-  hostrt::ArenaInfo arena = hostrt::arena_info();
-  mine.fd = arena.fd;
-  mine.size = arena.reserved;
+  int fd = -1;
+  uint64_t size = 0;
   mine.send_bytes = send == nullptr ? 0 : send_bytes;
   mine.recv_bytes = recv == nullptr ? 0 : recv_bytes;
-  mine.usable = arena.fd >= 0 && locate(send, mine.send_bytes, &mine.send_off) &&
-                locate(recv, mine.recv_bytes, &mine.recv_off);
+  mine.usable = locate(send, mine.send_bytes, &mine.send_off, &fd, &size) &&
+                locate(recv, mine.recv_bytes, &mine.recv_off, &fd, &size);
+  mine.fd = fd;
+  mine.size = size;
   uint64_t j;
   HcclResult r = x.stage(&mine, sizeof(mine), &j);
   if (r != HCCL_SUCCESS) return r;

@@ -1,5 +1,5 @@
 // Single-copy support: when every rank's buffers are aclrtMalloc memory
-// (hostrt::arena_contains), ranks read (and write) each other's buffers
+// (hostrt::locate_memory), ranks read (and write) each other's buffers
 // directly through mapped arenas instead of staging through slots.
 #pragma once
 

@@ -123,7 +123,7 @@ void ShmTransport::unlink_names(const std::vector<PeerDesc> &peers) {
 ShmTransport::~ShmTransport() {
   unlink_own();
   for (Peer &p : peers_) {
-    if (p.arena_base != nullptr && p.pid != getpid()) munmap(p.arena_base, p.arena_size);
+    if (p.arena_base != nullptr) munmap(p.arena_base, p.arena_size);
     shm_segment_close(&p.map);
   }
 }

@@ -18,22 +18,16 @@ void *ShmTransport::peer_arena(int peer, int fd, uint64_t size, uint64_t offset,
   Peer &p = peers_[peer];
   std::lock_guard<std::mutex> lock(arena_mu_);
   if (p.arena_base == nullptr || p.arena_fd != fd || p.arena_size != size) {
-    if (p.pid == getpid()) {
-      hostrt::ArenaInfo mine = hostrt::arena_info();
-      if (mine.fd != fd || mine.base == nullptr) return nullptr;
-      p.arena_base = const_cast<void *>(mine.base);
-    } else {
-      if (!p.same_pid_ns) return nullptr;
-      if (p.arena_base != nullptr) munmap(p.arena_base, p.arena_size);
-      p.arena_base = nullptr;
-      std::string path = "/proc/" + std::to_string(p.pid) + "/fd/" + std::to_string(fd);
-      int f = open(path.c_str(), O_RDWR | O_CLOEXEC);
-      if (f < 0) return nullptr;
-      void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, f, 0);
-      close(f);
-      if (m == MAP_FAILED) return nullptr;
-      p.arena_base = m;
-    }
+    if (!p.same_pid_ns) return nullptr;
+    if (p.arena_base != nullptr) munmap(p.arena_base, p.arena_size);
+    p.arena_base = nullptr;
+    std::string path = "/proc/" + std::to_string(p.pid) + "/fd/" + std::to_string(fd);
+    int f = open(path.c_str(), O_RDWR | O_CLOEXEC);
+    if (f < 0) return nullptr;
+    void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, f, 0);
+    close(f);
+    if (m == MAP_FAILED) return nullptr;
+    p.arena_base = m;
     p.arena_fd = fd;
     p.arena_size = size;
   }
