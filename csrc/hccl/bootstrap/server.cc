@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "hccl/bootstrap/server_impl.h"
+#include "hccl/net/addr.h"
 #include "runtime/hostrt.h"
 
 namespace hccl {
@@ -90,9 +91,9 @@ void Server::run() {
 
 void Server::accept_all() {
   for (;;) {
-    sockaddr_in sa{};
-    socklen_t len = sizeof(sa);
-    int fd = ::accept4(cfg_.listen_fd, reinterpret_cast<sockaddr *>(&sa), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    net::SockAddr sa;
+    sa.len = sizeof(sa.ss);
+    int fd = ::accept4(cfg_.listen_fd, sa.sa(), &sa.len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       // Out of descriptors: stop polling the listener briefly instead of spinning.
@@ -109,9 +110,7 @@ void Server::accept_all() {
     set_nodelay(fd);
     Conn c;
     c.fd = fd;
-    char ip[INET_ADDRSTRLEN] = "?";
-    ::inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
-    c.peer = std::string(ip) + ":" + std::to_string(ntohs(sa.sin_port));
+    c.peer = sa.str();
     c.deadline = Clock::now() + std::chrono::seconds(cfg_.join_timeout_s);
     conns_.push_back(std::move(c));
   }
