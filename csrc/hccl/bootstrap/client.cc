@@ -225,8 +225,9 @@ static HcclResult allgather_impl(Bootstrap *bs, const void *mine, size_t bytes, 
   }
   std::string msg;
   if (io == Io::kOk && type == bsnet::kError) {
+    // The root's verdict speaks for itself (it names the rank at fault).
     HcclResult code = decode_error(payload, &msg);
-    return bs->fail(code, who + msg);
+    return bs->fail(code, msg);
   }
   if (io == Io::kTimeout)
     return bs->fail(HCCL_E_TIMEOUT, who + "timed out after " + std::to_string(timeout) + " s waiting for the other ranks");
@@ -246,6 +247,26 @@ HcclResult bootstrap_allgather(Bootstrap *bs, const void *mine, size_t bytes, vo
     return bs->fail(HCCL_E_INTERNAL, std::string("bootstrap allgather: ") + e.what());
   }
 }
+
+HcclResult bootstrap_fail(Bootstrap *bs, HcclResult code, const std::string &msg) {
+  if (bs == nullptr) return code;
+  if (bs->failed == HCCL_SUCCESS && bs->fd >= 0) {
+    std::string text = msg.substr(0, bsnet::kMaxErrorText);
+    std::vector<uint8_t> frame(bsnet::kHeaderBytes + 4 + text.size());
+    bsnet::encode_header(frame.data(), bsnet::kFail, 4 + text.size());
+    uint32_t code_be = htonl(static_cast<uint32_t>(code));
+    std::memcpy(frame.data() + bsnet::kHeaderBytes, &code_be, 4);
+    std::memcpy(frame.data() + bsnet::kHeaderBytes + 4, text.data(), text.size());
+    int err = 0;
+    bsnet::send_all(bs->fd, frame.data(), frame.size(), Clock::now() + std::chrono::seconds(1), &err);
+  }
+  bs->failed = code;
+  bs->fail_msg = bs->api + ": " + msg;
+  hostrt::set_error("%s", bs->fail_msg.c_str());
+  return code;
+}
+
+int bootstrap_fd(const Bootstrap *bs) { return bs == nullptr ? -1 : bs->fd; }
 
 void bootstrap_close(Bootstrap *bs) {
   if (bs == nullptr) return;

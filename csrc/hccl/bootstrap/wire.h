@@ -36,6 +36,7 @@ enum FrameType : uint32_t {
   kResult = 4,   // server -> rank: the concatenation in rank order
   kError = 5,    // server -> rank: u32 HcclResult + message text; the job failed
   kBye = 6,      // rank -> server: bootstrap_close, no payload
+  kFail = 7,     // rank -> server: u32 HcclResult + message; fail the job for everyone with it
 };
 
 struct HelloPayload {

@@ -1,4 +1,4 @@
-#include "hccl/transport/shm_segment.h"
+#include "hccl/transport/shm/segment.h"
 
 #include <fcntl.h>
 #include <sys/mman.h>
