@@ -21,13 +21,14 @@ Stream::Stream(uint64_t id_, int32_t device_, uint64_t ctx_id_, bool is_default_
 
 Stream::~Stream() { close_and_join(); }
 
-aclError Stream::push(Task task, bool always_run, const char *api) {
+aclError Stream::push(Task task, bool always_run, const char *api,
+                      std::function<void()> finish) {
   if (!task) return fail(ACL_ERROR_INVALID_PARAM, "%s: task is empty", api);
   std::unique_lock<std::mutex> lk(mu_);
   if (closing_) {
     return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream is being destroyed", api);
   }
-  queue_.push_back(Item{std::move(task), always_run});
+  queue_.push_back(Item{std::move(task), always_run, std::move(finish)});
   ++pushed_;
   lk.unlock();
   work_cv_.notify_one();
@@ -68,6 +69,7 @@ void Stream::run() {
       first_error_ = rc;
       first_msg_ = std::move(msg);
     }
+    if (item.finish) item.finish();  // same step as the count: see push()
     ++finished_;
     if (waiters_ > 0) done_cv_.notify_all();
   }
