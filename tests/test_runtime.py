@@ -133,6 +133,40 @@ def test_event_orders_streams():
     b.destroy()
 
 
+def test_query_after_the_last_event_is_synchronized(stream):
+    # The event completes in the same step as the stream counts its record
+    # done: query() right after the event's synchronize() must say done.
+    # (Before the fix, 10 to 157 of 200 said "not ready".)
+    x = pyhccl.zeros(256, "float32")
+    not_done = 0
+    for _ in range(500):
+        x.fill(1, stream=stream)
+        stream.record_event().synchronize()
+        not_done += not stream.query()
+    assert not_done == 0
+
+
+def test_wait_binds_to_its_record_not_a_later_one():
+    # e recorded on a (slow) then on c (fast): b waits for a's record only.
+    a, b, c = pyhccl.Stream(), pyhccl.Stream(), pyhccl.Stream()
+    gate, seen = threading.Event(), []
+    a.launch_host_func(gate.wait, 30)
+    try:
+        e = a.record_event()
+        b.wait_event(e)
+        c.record_event(e)
+        c.synchronize()
+        b.launch_host_func(lambda: seen.append(gate.is_set()))
+        time.sleep(0.05)
+        assert not b.query() and seen == []
+    finally:
+        gate.set()
+    b.synchronize()
+    assert seen == [True]
+    for s in (a, b, c):
+        s.destroy()
+
+
 def test_host_func_runs_in_order(stream):
     order = []
     x = pyhccl.zeros(4, "int64")
