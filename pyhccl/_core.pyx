@@ -20,6 +20,7 @@ from pyhccl.libhccl cimport *
 
 import atexit
 import contextlib
+import itertools
 import operator
 import os
 import sys

@@ -95,3 +95,11 @@ HOSTRT_API MemKind locate_memory(const void *p, size_t bytes, MemRegion *region,
 HOSTRT_API std::shared_ptr<const void> pin_memory(const void *p, size_t bytes);
 
 }  // namespace hostrt
+
+// Fails the stream task running on the calling thread (a host function of
+// aclrtLaunchHostFunc): when the function returns, its task ends with `code`
+// and `message` as if it had returned them, so the stream reports them at
+// its next synchronize (and skips what follows in stop-on-failure mode).
+// Returns ACL_ERROR_INVALID_PARAM outside a stream task or for ACL_SUCCESS.
+// C linkage for bindings written in C (pyhccl's extension); not part of CANN.
+extern "C" HOSTRT_API aclError hostrtFailCurrentTask(aclError code, const char *message);

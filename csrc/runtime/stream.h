@@ -80,4 +80,7 @@ struct Stream {
   std::thread worker_;
 };
 
+// Backs hostrtFailCurrentTask: false outside a stream task.
+bool fail_current_task(aclError code, const char *message);
+
 }  // namespace hostrt

@@ -171,6 +171,21 @@ int main() {
   OK(hostrt::enqueue(s, []() -> aclError { throw std::runtime_error("kaboom"); }));
   CHECK(aclrtSynchronizeStream(h) == ACL_ERROR_RT_INTERNAL_ERROR && msg_has("kaboom"));
 
+  // A host function fails its task through hostrtFailCurrentTask; the first
+  // call counts, and the stream reports it like any task error.
+  CHECK(hostrtFailCurrentTask(ACL_ERROR_RT_FAILURE, "x") == ACL_ERROR_INVALID_PARAM &&
+        msg_has("not called from a stream task"));
+  OK(aclrtLaunchHostFunc(h, [](void *) {
+    hostrtFailCurrentTask(ACL_ERROR_RT_FAILURE, "host function #1 raised ValueError: bad");
+    hostrtFailCurrentTask(ACL_ERROR_INVALID_PARAM, "second");
+    hostrt::set_error("unrelated message left behind");
+  }, nullptr));
+  CHECK(aclrtSynchronizeStream(h) == ACL_ERROR_RT_FAILURE && msg_has("#1 raised ValueError: bad"));
+  OK(aclrtLaunchHostFunc(h, [](void *) {
+    CHECK(hostrtFailCurrentTask(ACL_SUCCESS, "no") == ACL_ERROR_INVALID_PARAM);
+  }, nullptr));
+  OK(aclrtSynchronizeStream(h));
+
   // Stop on failure: normal tasks after the error are skipped, event records
   // still complete so other streams waiting on them go on.
   OK(aclrtSetStreamFailureMode(h, 1));
@@ -179,6 +194,7 @@ int main() {
   ran = 0;
   OK(hostrt::enqueue(s, [] { return ACL_ERROR_RT_FAILURE; }));
   OK(hostrt::enqueue(s, [&] { ++ran; return ACL_SUCCESS; }));
+  OK(aclrtLaunchHostFunc(h, [](void *arg) { ++*static_cast<std::atomic<int> *>(arg); }, &ran));
   OK(aclrtRecordEvent(ev, h));
   OK(aclrtStreamWaitEvent(nullptr, ev));
   OK(aclrtSynchronizeStream(nullptr));
