@@ -84,9 +84,9 @@ aclError Vmm::reserve(void **out, size_t size, size_t alignment, void *expect, u
                 static_cast<unsigned long long>(flags));
   }
   // CANN reserves `alignment` (0); a power of two is honoured as well.
-  if (alignment != 0 && (alignment & (alignment - 1)) != 0) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: alignment (%zu) must be 0 or a power of two", api,
-                alignment);
+  if ((alignment & (alignment - 1)) != 0 || alignment > (1ull << 30)) {
+    return fail(ACL_ERROR_INVALID_PARAM,
+                "%s: alignment (%zu) must be 0 or a power of two up to 1 GiB", api, alignment);
   }
   const uint64_t align = alignment > kGranularity ? alignment : kGranularity;
   if (size > (1ull << 46)) {

@@ -10,6 +10,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -130,6 +131,8 @@ static void check_reserve_args(void) {
   FAILS(aclrtReserveMemAddress(&v, 0, 0, NULL, 0), ACL_ERROR_INVALID_PARAM, "size is 0");
   FAILS(aclrtReserveMemAddress(&v, GRAN, 0, NULL, 2), ACL_ERROR_INVALID_PARAM, "flags (2)");
   FAILS(aclrtReserveMemAddress(&v, GRAN, 3, NULL, 0), ACL_ERROR_INVALID_PARAM, "alignment (3)");
+  FAILS(aclrtReserveMemAddress(&v, GRAN, (size_t)1 << 40, NULL, 0), ACL_ERROR_INVALID_PARAM,
+        "alignment");
   FAILS(aclrtReserveMemAddress(&v, (size_t)1 << 50, 0, NULL, 0), ACL_ERROR_RT_MEMORY_ALLOCATION,
         api);
   /* Granularity aligned; huge pages accepted; a larger power-of-two alignment is honoured. */
@@ -292,6 +295,63 @@ static void check_copies(void) {
   free(back);
 }
 
+/* One thread copies into a mapping while another unmaps and remaps it: each
+ * copy either runs on mapped memory or fails cleanly, never faults. */
+typedef struct {
+  char *at;
+  volatile int stop;
+  int ok, refused;
+} Hammer;
+
+static void *copy_loop(void *arg) {
+  Hammer *h = (Hammer *)arg;
+  static unsigned char src[1 << 16];
+  while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
+    aclError e = aclrtMemcpy(h->at, sizeof src, src, sizeof src, ACL_MEMCPY_HOST_TO_DEVICE);
+    if (e == ACL_SUCCESS) {
+      ++h->ok;
+    } else {
+      CHECK(e == ACL_ERROR_INVALID_PARAM);
+      ++h->refused;
+    }
+  }
+  return NULL;
+}
+
+static void check_concurrent_unmap(void) {
+  aclrtPhysicalMemProp prop = device_prop(0);
+  void *v = NULL;
+  aclrtDrvMemHandle h = NULL;
+  OK(aclrtReserveMemAddress(&v, GRAN, 0, NULL, 0));
+  OK(aclrtMallocPhysical(&h, GRAN, &prop, 0));
+  OK(aclrtMapMem(v, GRAN, 0, h, 0));
+  Hammer hm = {(char *)v, 0, 0, 0};
+  pthread_t t;
+  CHECK(pthread_create(&t, NULL, copy_loop, &hm) == 0);
+  int unmapped = 0, busy = 0;
+  for (int i = 0; i < 3000; ++i) {
+    aclError e = aclrtUnmapMem(v);
+    if (e == ACL_SUCCESS) {
+      ++unmapped;
+      if (i % 16 == 0) { /* leave the hole open a moment: copies meet it */
+        struct timespec ts = {0, 20000};
+        nanosleep(&ts, NULL);
+      }
+      OK(aclrtMapMem(v, GRAN, 0, h, 0));
+    } else {
+      CHECK(e == ACL_ERROR_INVALID_PARAM && strstr(aclGetRecentErrMsg(), "in use") != NULL);
+      ++busy;
+    }
+  }
+  __atomic_store_n(&hm.stop, 1, __ATOMIC_RELEASE);
+  CHECK(pthread_join(t, NULL) == 0);
+  CHECK(unmapped > 0 && hm.ok + hm.refused > 0);
+  OK(aclrtUnmapMem(v));
+  OK(aclrtFreePhysical(h));
+  OK(aclrtReleaseMemAddress(v));
+  (void)busy;
+}
+
 static int open_fds(void) {
   int n = 0;
   for (int fd = 0; fd < 65536; ++fd) n += fcntl(fd, F_GETFD) != -1;
@@ -327,6 +387,7 @@ int main(void) {
   check_reserve_args();
   check_map_args();
   check_copies();
+  check_concurrent_unmap();
   check_churn();
   OK(aclrtResetDevice(0));
   OK(aclFinalize());
