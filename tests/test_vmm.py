@@ -156,6 +156,13 @@ def test_unmap_memory_in_use(vm, stream):
         m.unmap()
     stream.synchronize()
     gc.collect()
+    # A zero-copy DLPack export (host runtime) keeps its array, and so the mapping, in use.
+    exported = np.from_dlpack(m.as_array(dtype=np.float32))
+    with pytest.raises(BufferError, match="unmap_mem"):
+        m.unmap()
+    assert (exported == 1).all()
+    del exported
+    gc.collect()
     m.unmap()
     assert not m.mapped
     m.unmap()

@@ -98,7 +98,7 @@ aclError Vmm::reserve(void **out, size_t size, size_t alignment, void *expect, u
   if (expect != nullptr) {
     if (reinterpret_cast<uintptr_t>(expect) % align != 0) {
       return fail(ACL_ERROR_INVALID_PARAM,
-                  "%s: expectPtr %p is not aligned to %llu bytes (the allocation granularity)",
+                  "%s: expectPtr %p is not aligned to %llu bytes",
                   api, expect, static_cast<unsigned long long>(align));
     }
     void *m = placeholder(expect, span, MAP_FIXED_NOREPLACE);

@@ -397,8 +397,9 @@ cdef class MemMapping:
         if self._unmapped:
             return
         if self._views > 0:
-            raise BufferError(f"unmap_mem: {self._views} DeviceArray(s) from as_array() still "
-                              "use the mapping; delete them and synchronize their streams first")
+            raise BufferError(f"unmap_mem: {self._views} DeviceArray(s) from as_array() (or "
+                              "DLPack exports of them) still use the mapping; delete them and "
+                              "synchronize their streams first")
         with nogil:
             CHKACL(aclrtUnmapMem(self._ptr), "aclrtUnmapMem")
         self._unmapped = True
