@@ -142,7 +142,7 @@ def test_suite_across_hosts(exe, tmp_path, layout, mem):
     """Every collective across tagged hosts: shared memory inside a host, TCP between them."""
     hosts = LAYOUTS[layout]
     results = run_ranks(exe, tmp_path, len(hosts), "suite", mem,
-                        env={"CHECK_FOLD_ORDER": "any"},
+                        env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": str(len(set(hosts)))},
                         rank_env=lambda r: {"PYHCCL_HOST_TAG": f"h{hosts[r]}"})
     assert_all_pass(results, f"suite {layout} {mem}")
 

@@ -35,6 +35,7 @@
 
 #include "acl/acl.h"
 #include "hccl/hccl.h"
+#include "hccl/hccl_host.h"
 
 static int g_rank, g_n, g_fail, g_checks, g_device_mem;
 
@@ -686,7 +687,47 @@ static void t_errors(HcclComm comm, aclrtStream s) {
 
 /* ---- modes ---------------------------------------------------------------- */
 
+/* ---- topology (pyhccl extension) --------------------------------------- */
+
+/* Consistent with itself, with the transports, and with CHECK_HOSTS (the
+ * number of hosts the test laid out) when set. */
+static void t_topology(HcclComm comm) {
+  PyhcclTopology t;
+  uint32_t host_of[64];
+  HCCL_OK(PyhcclCommGetTopology(comm, &t, host_of, (uint32_t)g_n));
+  const char *want = getenv("CHECK_HOSTS");
+  CHECK(want == NULL || t.nHosts == (uint32_t)atoi(want), "topology: %u hosts, want %s", t.nHosts, want);
+  CHECK(host_of[g_rank] == t.hostId, "topology: host of own rank");
+  uint32_t local = 0, below = 0;
+  for (int r = 0; r < g_n; ++r) {
+    char kind[8];
+    HCCL_OK(PyhcclCommGetTransport(comm, (uint32_t)r, kind, sizeof(kind)));
+    const char *expect = r == g_rank ? "self" : host_of[r] == t.hostId ? "shm" : "tcp";
+    if (getenv("PYHCCL_TRANSPORT") != NULL && r != g_rank) expect = "tcp";
+    CHECK(strcmp(kind, expect) == 0, "transport to rank %d is %s, want %s", r, kind, expect);
+    if (host_of[r] == t.hostId) {
+      ++local;
+      if (r < g_rank) ++below;
+    }
+  }
+  CHECK(t.localSize == local && t.localRank == below, "topology: local %u/%u, want %u/%u",
+        t.localRank, t.localSize, below, local);
+  char name[256];
+  HCCL_OK(PyhcclCommGetHostName(comm, t.hostId, name, sizeof(name)));
+  CHECK(name[0] != '\0', "host name empty");
+  expect_err(PyhcclCommGetHostName(comm, t.nHosts, name, sizeof(name)), HCCL_E_PARA,
+             "PyhcclCommGetHostName", "hostId");
+  expect_err(PyhcclCommGetHostName(comm, t.hostId, name, 1), HCCL_E_PARA,
+             "PyhcclCommGetHostName", "nameLen");
+  expect_err(PyhcclCommGetTopology(comm, &t, host_of, (uint32_t)g_n + 1), HCCL_E_PARA,
+             "PyhcclCommGetTopology", "rankCount");
+  expect_err(PyhcclCommGetTopology(comm, NULL, NULL, 0), HCCL_E_PTR, "PyhcclCommGetTopology", "topo");
+  expect_err(PyhcclCommGetTransport(comm, (uint32_t)g_n, name, sizeof(name)), HCCL_E_PARA,
+             "PyhcclCommGetTransport", "peer");
+}
+
 static void run_suite(HcclComm comm, aclrtStream s, int big) {
+  t_topology(comm);
   static const size_t counts[] = {0, 1, 7, 1000};
   size_t nc = sizeof(counts) / sizeof(counts[0]);
   for (size_t ti = 0; ti < NTYPES; ++ti) {

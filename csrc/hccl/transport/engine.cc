@@ -173,7 +173,7 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err) {
     }
     bool notice = false;
     sleep(bell, std::min(next_probe, last_progress + timeout_ns_), &notice);
-    if (notice && (rc = check_failures(false, err)) != HCCL_SUCCESS) break;
+    if (notice && (rc = check_failures(true, err)) != HCCL_SUCCESS) break;
   }
   if (rc != HCCL_SUCCESS)
     for (Connection *c : active_) c->clear();

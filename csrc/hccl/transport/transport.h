@@ -132,8 +132,10 @@ class Connection {
   // Moves what can move without blocking; *moved tells whether anything did.
   // Errors: the peer's message did not match, its connection broke, ...
   virtual HcclResult progress(bool *moved, WaitError *err) = 0;
-  // Whether the peer has failed (told us so) or died. Cheap enough for
-  // every wake-up; slower probes (liveness) only when `probe` is set.
+  // Whether the peer has failed (told us so), died, or left (destroyed its
+  // communicator) while a queued transfer still waits on it. A peer that left
+  // normally is no failure otherwise: what it sent before may still be on its
+  // way. Cheap enough for every wake-up; slower probes only when `probe` is set.
   virtual bool peer_failed(bool probe, WaitError *err) = 0;
   // Tells the peer, best effort and without blocking, that this rank failed.
   virtual void notify_failure(HcclResult code, const std::string &why) = 0;

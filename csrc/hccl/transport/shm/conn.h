@@ -19,7 +19,7 @@ class ShmConnection final : public Connection {
   const char *kind() const override { return "shm"; }
   void post(Transfer *t) override { (t->kind == Transfer::kSend ? sends_ : recvs_).push_back(t); }
   HcclResult progress(bool *moved, WaitError *err) override;
-  bool peer_failed(bool probe, WaitError *err) override { return hub_.peer_failed(peer_, probe, err); }
+  bool peer_failed(bool probe, WaitError *err) override;
   void notify_failure(HcclResult code, const std::string &why) override { hub_.fail(code, why); }
   void clear() override {
     sends_.clear();

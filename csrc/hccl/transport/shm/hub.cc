@@ -126,6 +126,8 @@ void Hub::unlink_own() {
 }
 
 Hub::~Hub() {
+  // Peers tell a rank that left from one that died.
+  if (peers_[rank_].map.base != nullptr) ctl(rank_)->left.store(1, std::memory_order_seq_cst);
   unlink_own();
   if (wake_fd_ >= 0) close(wake_fd_);
   for (Peer &p : peers_) {
@@ -202,7 +204,7 @@ bool Hub::peer_failed(int r, bool probe, WaitError *err) {
     err->what = "rank " + std::to_string(r) + " failed (" + reason + ")";
     return true;
   }
-  return probe && peer_dead(r, err);
+  return probe && !peer_left(r) && peer_dead(r, err);
 }
 
 void *Hub::map_peer_memory(int r, const MemDesc &d) {

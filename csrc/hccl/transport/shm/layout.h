@@ -38,7 +38,8 @@ struct alignas(64) Control {
   SyncLine doorbell;                  // bumped by peers whenever they move data toward us
   std::atomic<uint32_t> poll_sleeper;  // nonzero while this rank sleeps in poll(): wake by datagram
   std::atomic<uint32_t> failed;        // HcclResult once this rank gave up, else 0
-  char reason[248];                    // why (NUL-terminated), written before `failed`
+  std::atomic<uint32_t> left;          // 1 once this rank destroyed the communicator
+  char reason[244];                    // why (NUL-terminated), written before `failed`
 };
 
 // In front of every slot's payload.

@@ -31,7 +31,8 @@ class TcpConnection final : public Connection {
   void notify_failure(HcclResult code, const std::string &why) override;
   void clear() override;
   void poll_fds(std::vector<pollfd> *fds) override;
-  int notice_fd() const override { return ctrl_fd_; }
+  // Polled until the peer said goodbye or went away (its EOF would stay readable).
+  int notice_fd() const override { return left_ || closed_ || eof_ ? -1 : ctrl_fd_; }
 
  private:
   struct Sock {
@@ -56,6 +57,8 @@ class TcpConnection final : public Connection {
   uint64_t tx_msgs_ = 0, rx_msgs_ = 0;
   std::vector<char> notice_;  // control bytes received so far
   bool closed_ = false;       // the peer closed or broke a socket
+  bool left_ = false;         // the peer said goodbye (destroyed its communicator)
+  bool eof_ = false;          // its control socket reached end of file
   WaitError close_err_;
 };
 
