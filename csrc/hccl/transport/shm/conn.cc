@@ -22,8 +22,11 @@ ShmConnection::ShmConnection(Hub &hub, int peer)
       rx_tail_(hub.tail(hub.rank(), peer)) {}
 
 bool ShmConnection::peer_failed(bool probe, WaitError *err) {
+  // `left` first: a peer sets `failed` before `left`, so a peer seen to have
+  // left and not failed really left normally.
+  const bool left = hub_.peer_left(peer_);
   if (hub_.peer_failed(peer_, probe, err)) return true;
-  if (!hub_.peer_left(peer_)) return false;
+  if (!left) return false;
   // Gone for good: only what it published before is still to come.
   const bool recv_stuck = !recvs_.empty() &&
                           !reached(rx_head_->value.load(std::memory_order_acquire), rx_count_ + 1);
