@@ -69,6 +69,9 @@ def test_extension_is_the_cann_build():
     assert pyhccl.HOST_RUNTIME is False
     assert pyhccl._core.__file__.startswith(os.path.dirname(os.path.dirname(cfg.__file__)))
     assert "hccl" in cfg.LIBRARIES and {"acl_rt", "ascendcl"} & set(cfg.LIBRARIES)
+    for name in ("hcomm", "acl_rt"):  # linked where the toolkit has them
+        has = os.path.exists(os.path.join(cfg.LIBRARY_DIR, f"lib{name}.so"))
+        assert (name in cfg.LIBRARIES) == has, name
 
 
 def test_runtime_loaded_from_the_toolkit():
