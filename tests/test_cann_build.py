@@ -11,6 +11,8 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -100,9 +102,15 @@ def test_datatype_values_without_toolkit_support():
         (12, 14, 15, 16, 17)
 
 
-def test_fallbacks_from_cxx(tmp_path):
+def test_fallbacks_from_cxx():
     if shutil.which("g++") is None:
         pytest.skip("g++ is not installed")
+    # Not tmp_path: ranks sharing pytest's base directory race to clean it up.
+    with tempfile.TemporaryDirectory() as tmp:
+        _fallbacks_from_cxx(Path(tmp))
+
+
+def _fallbacks_from_cxx(tmp_path):
     src, exe = tmp_path / "fallbacks.cc", tmp_path / "fallbacks"
     src.write_text(FALLBACK_CHECK)
     cmd = ["g++", "-std=c++11", "-DPYHCCL_CANN", "-I", cfg.INCLUDE_DIR,
