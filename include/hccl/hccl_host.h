@@ -39,6 +39,13 @@ HCCL_API_VISIBILITY HcclResult PyhcclCommGetHostName(HcclComm comm, uint32_t hos
  * (another host, or PYHCCL_TRANSPORT=tcp) or "self". */
 HCCL_API_VISIBILITY HcclResult PyhcclCommGetTransport(HcclComm comm, uint32_t peer, char *name, uint32_t nameLen);
 
+/* Aborts the communicator, like NCCL's ncclCommAbort: returns at once; every
+ * pending and later operation of it on this rank fails at once with
+ * HCCL_E_UNAVAIL, and its peers' pending operations fail within about a second
+ * with HCCL_E_REMOTE naming this rank. HcclCommDestroy then returns at once.
+ * Survivors can build a new communicator among themselves. */
+HCCL_API_VISIBILITY HcclResult PyhcclCommAbort(HcclComm comm);
+
 #ifdef __cplusplus
 }
 #endif

@@ -66,4 +66,17 @@ HcclResult PyhcclCommGetTransport(HcclComm comm, uint32_t peer, char *name, uint
   return copy_name(c->engine->conn(static_cast<int>(peer)).kind(), name, nameLen, api);
 }
 
+HcclResult PyhcclCommAbort(HcclComm comm) {
+  std::shared_ptr<Comm> c;
+  HCCL_TRY(hccl::check_comm(comm, "PyhcclCommAbort", &c));
+  // Peers learn who aborted (first notice wins); this rank's operations get
+  // their own, distinct error.
+  const std::string peers_see = "rank " + std::to_string(c->rank) + " aborted the communicator";
+  c->engine->notify_failure(HCCL_E_REMOTE, peers_see, c->op_seq + 1);
+  const std::string here = "the communicator was aborted on this rank (PyhcclCommAbort)";
+  c->fail(HCCL_E_UNAVAIL, here);
+  c->engine->interrupt(HCCL_E_UNAVAIL, here);
+  return HCCL_SUCCESS;
+}
+
 }  // extern "C"

@@ -150,15 +150,37 @@ HcclResult setup_tcp(Comm &c, const std::vector<RankInfo> &info, const RootInfoV
 
 }  // namespace
 
+namespace {
+
+HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
+                     const HcclCommConfig *config, const char *api, HcclComm *out);
+
+}  // namespace
+
 HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,
+                     const HcclCommConfig *config, const char *api, HcclComm *out) {
+  RootInfoView view;
+  HcclResult r = root_info_parse(root, &view, api);
+  if (r != HCCL_SUCCESS) return r;
+  r = init_impl(view, nranks, rank, config, api, out);
+  if (r != HCCL_SUCCESS) {
+    // The rendezvous lives in the root's process: give it a moment to tell
+    // the other ranks before this process (likely) exits on the error.
+    std::string msg = hostrt::last_error();
+    bootstrap_linger(view, std::chrono::seconds(2));
+    hostrt::set_error("%s", msg.c_str());
+  }
+  return r;
+}
+
+namespace {
+
+HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
                      const HcclCommConfig *config, const char *api, HcclComm *out) {
   auto c = std::make_shared<Comm>();
   c->rank = rank;
   c->nranks = nranks;
   HcclResult r = read_comm_config(config, api, &c->settings);
-  if (r != HCCL_SUCCESS) return r;
-  RootInfoView view;
-  r = root_info_parse(root, &view, api);
   if (r != HCCL_SUCCESS) return r;
   // No device set: the communicator belongs to device 0 (the NULL stream
   // then still needs aclrtSetDevice, as in CANN).
@@ -213,4 +235,5 @@ HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,
   return HCCL_SUCCESS;
 }
 
+}  // namespace
 }  // namespace hccl
