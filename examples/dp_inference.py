@@ -5,8 +5,8 @@ broadcasts the weights: one Broadcast of the config, one of all parameters
 as a single vector. Rank 0 also holds the prompts; Scatter hands every rank
 an equal share. Each rank generates for its prompts until a newline (or
 --new-tokens), so outputs have different lengths. AllGather collects them on
-every rank: the tokens padded to --new-tokens, and a vector of the lengths
-(pyhccl has no AllGatherV in Python yet, which would send only the tokens).
+every rank: first the lengths, then the tokens themselves with AllGatherV
+where pyhccl has it (Comm.all_gather_v), else padded to --new-tokens.
 
 Each prompt's sampling uses random numbers drawn from the prompt's own
 index, so its text does not depend on which rank generated it. The program
@@ -49,24 +49,33 @@ def serve(comm, stream, params, cfg, prompts, n_new):
                       lambda d: comm.broadcast(d, 0, stream=stream))
     count, plen = int(shape[0]), int(shape[1])
     per_rank = count // size
-    mine = pyhccl.empty((per_rank, plen), np.int64)
-    comm.scatter(pyhccl.asarray(prompts, stream=stream) if rank == 0 else None, mine, 0, stream=stream)
-    mine = mine.get(stream=stream)
-    stream.synchronize()
+    mine = on_device(stream, np.zeros((per_rank, plen), np.int64), lambda d: comm.scatter(
+        pyhccl.asarray(prompts, stream=stream) if rank == 0 else None, d, 0, stream=stream))
 
     ids = rank * per_rank + np.arange(per_rank)        # global prompt numbers: the random streams
     tokens, lengths = generate_single(params, cfg, mine, draws(ids, n_new), stop=NEWLINE)
-    for row, n in zip(tokens, lengths):
-        row[n:] = -1                                   # padding
+    outputs = gather_ragged(comm, stream, tokens, lengths)
+    return outputs, time.perf_counter() - t0
 
-    all_tokens = pyhccl.empty((count, n_new), np.int64)
-    all_lengths = pyhccl.empty(count, np.int64)
-    comm.all_gather(pyhccl.asarray(tokens, stream=stream), all_tokens, stream=stream)
-    comm.all_gather(pyhccl.asarray(lengths, stream=stream), all_lengths, stream=stream)
-    all_tokens, all_lengths = all_tokens.get(stream=stream), all_lengths.get(stream=stream)
-    stream.synchronize()
-    seconds = time.perf_counter() - t0
-    return [row[:n] for row, n in zip(all_tokens, all_lengths)], seconds
+
+def gather_ragged(comm, stream, tokens, lengths):
+    """Return every rank's rows tokens[i, :lengths[i]], in rank order, on every rank.
+
+    AllGather of the lengths first; then AllGatherV of just the tokens when
+    pyhccl has it, else AllGather of the rows padded to full width.
+    """
+    size, (rows, width) = comm.size, tokens.shape
+    all_lengths = on_device(stream, np.zeros(size * rows, np.int64), lambda d: comm.all_gather(
+        pyhccl.asarray(lengths, stream=stream), d, stream=stream))
+    if hasattr(comm, "all_gather_v"):
+        counts = all_lengths.reshape(size, rows).sum(1)
+        mine = np.concatenate([row[:n] for row, n in zip(tokens, lengths)])
+        flat = on_device(stream, np.zeros(int(counts.sum()), np.int64), lambda d: comm.all_gather_v(
+            pyhccl.asarray(mine, stream=stream), d, counts, stream=stream))
+        return np.split(flat, np.cumsum(all_lengths)[:-1])
+    padded = on_device(stream, np.zeros((size * rows, width), np.int64), lambda d: comm.all_gather(
+        pyhccl.asarray(tokens, stream=stream), d, stream=stream))
+    return [row[:n] for row, n in zip(padded, all_lengths)]
 
 
 def main():
@@ -129,6 +138,8 @@ def main():
     if len(sizes) > 1:
         log0(world, "throughput vs 1 rank: " + ", ".join(
             f"{n} rank(s) x{r / rates[0]:.2f}" for n, r in zip(sizes, rates)))
+    log0(world, "outputs gathered with " + ("AllGatherV" if hasattr(world, "all_gather_v")
+                                            else "AllGather of padded rows (no AllGatherV here)"))
     log0(world, "inference verified" if ok else "INFERENCE CHECK FAILED")
     stream.destroy()
     world.destroy()

@@ -128,7 +128,7 @@ def contrastive(rows, rows_labels, others, labels, total):
     return loss, dlogits @ others, dlogits.T @ rows
 
 
-def halves(p, x, labels, mine, img_all, txt_all):
+def halves(labels, mine, img_all, txt_all):
     """Return (loss, d own images, d own texts, d all images, d all texts) for rows `mine`.
 
     Half the loss ranks texts for each image, half images for each text.
@@ -143,7 +143,7 @@ def reference_step(p, x, labels):
     """Return (loss, gradients) of the whole batch computed in one process."""
     img, img_back = encode_images(p, x)
     txt, txt_back = encode_words(p, labels)
-    loss, d_img, d_txt, d_img_all, d_txt_all = halves(p, x, labels, slice(None), img, txt)
+    loss, d_img, d_txt, d_img_all, d_txt_all = halves(labels, slice(None), img, txt)
     return loss, {**img_back(d_img + d_img_all), **txt_back(d_txt + d_txt_all)}
 
 
@@ -157,7 +157,7 @@ def distributed_step(comm, stream, p, x, labels, rank, size):
     both = on_device(stream, np.zeros((size, 2, b, EMBED)), lambda d: comm.all_gather(
         pyhccl.asarray(np.stack([img, txt]), stream=stream), d, stream=stream))
     img_all, txt_all = both[:, 0].reshape(-1, EMBED), both[:, 1].reshape(-1, EMBED)
-    loss, d_img, d_txt, d_img_all, d_txt_all = halves(p, x, labels, mine, img_all, txt_all)
+    loss, d_img, d_txt, d_img_all, d_txt_all = halves(labels, mine, img_all, txt_all)
     # ReduceScatter the gradients of the gathered embeddings back to their owners.
     blocks = np.stack([d_img_all.reshape(size, b, EMBED), d_txt_all.reshape(size, b, EMBED)], axis=1)
     back = on_device(stream, np.zeros((2, b, EMBED)), lambda d: comm.reduce_scatter(

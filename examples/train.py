@@ -102,18 +102,18 @@ class GradBuckets:
         """Return the ms between the end of this rank's backward pass and the end of its AllReduces."""
         return max(0.0, self.backward_done.elapsed_time(self.done[-1]))
 
-    def time_alone(self, repeats=3):
-        """Return the ms the buckets' AllReduces take with nothing else running (best of `repeats`).
+    def time_alone(self, repeats=5):
+        """Return the ms the buckets' AllReduces take with nothing else running (median of `repeats`).
 
         Every rank starts together (a small AllReduce first), so this is
         communication, not waiting for slower ranks. It also warms up the
         connections before the first step.
         """
-        best = float("inf")
+        times = []
         begin, end, token = pyhccl.Event(), pyhccl.Event(), pyhccl.zeros(1, np.float64)
         for buf in self.buffers:
             buf.fill(0.0)
-        for _ in range(repeats + 1):
+        for _ in range(repeats + 1):             # the first one warms up
             self.comm.all_reduce(token, op=pyhccl.SUM, stream=self.comm_stream)
             self.comm_stream.synchronize()
             begin.record(self.comm_stream)
@@ -121,10 +121,10 @@ class GradBuckets:
                 self.comm.all_reduce(buf, op=pyhccl.SUM, stream=self.comm_stream)
             end.record(self.comm_stream)
             self.comm_stream.synchronize()
-            best = min(best, begin.elapsed_time(end))
+            times.append(begin.elapsed_time(end))
         begin.destroy()
         end.destroy()
-        return best
+        return float(np.median(times[1:]))
 
     def destroy(self):
         """Release the streams and events."""
@@ -149,7 +149,7 @@ def lower_compute_priority(nice=10):
         pass                     # not Linux, or not allowed: only the overlap suffers
 
 
-def train(comm, stream, cfg, corpus, s, bucket_bytes, log):
+def train(comm, stream, cfg, corpus, s, bucket_bytes, compute_nice, log):
     """Train data-parallel; return (params, per-step history, timing summary).
 
     Exposed communication of a step is the time from the end of the last
@@ -161,7 +161,8 @@ def train(comm, stream, cfg, corpus, s, bucket_bytes, log):
     params = init_params(cfg, seed=s.seed)
     opt = Adam(params, lr=s.lr)
     buckets = GradBuckets(comm, params, param_names(cfg), bucket_bytes)
-    lower_compute_priority()
+    if compute_nice:
+        lower_compute_priority(compute_nice)
     comm_alone = buckets.time_alone()
     mine, val_mine = shard_rows(comm.rank, comm.size, s.batch), shard_rows(comm.rank, comm.size, s.val_batch)
     vx, vy = s.val_batch_data(corpus)
@@ -222,6 +223,8 @@ def main():
     ap.add_argument("--steps", type=int, default=200, help="optimiser steps (default 200)")
     ap.add_argument("--batch", type=int, default=16, help="sequences per step over all ranks")
     ap.add_argument("--bucket-kb", type=int, default=256, help="gradient bucket size in KiB")
+    ap.add_argument("--compute-nice", type=int, default=10,
+                    help="nice value for the compute thread, below the stream threads (0: leave it)")
     ap.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT, help="where to save the weights")
     ap.add_argument("--no-reference", action="store_true",
                     help="skip the single-process reference run (and its check)")
@@ -238,7 +241,7 @@ def main():
     log0(comm, f"{size} rank(s); model {sum(v.size for v in init_params(cfg).values()):,} parameters; "
          f"{len(corpus.train):,} training / {len(corpus.val):,} validation characters of the stdlib")
     params, history, summary = train(comm, stream, cfg, corpus, s, args.bucket_kb * 1024,
-                                     lambda line: log0(comm, line))
+                                     args.compute_nice, lambda line: log0(comm, line))
 
     # Bit-identical on every rank: gather everyone's parameters, compare the bytes.
     flat = flatten(params, cfg)
