@@ -28,7 +28,6 @@ Run:  mpirun -np 4 python examples/train.py [--steps N] [--bucket-kb K]
 import argparse
 import os
 import sys
-import threading
 import time
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # ranks share the cores: one BLAS thread each
@@ -134,22 +133,7 @@ class GradBuckets:
         self.comm_stream.destroy()
 
 
-def lower_compute_priority(nice=10):
-    """Lower this (the compute) thread's CPU priority below the stream workers' threads.
-
-    The CPU counterpart of putting communication on a high-priority stream:
-    when ranks outnumber cores, an AllReduce progresses only while every
-    rank's communication thread gets a core, so those threads must win over
-    the numpy work. On Linux the nice value is per thread; the stream workers
-    were started before this call and keep theirs.
-    """
-    try:
-        os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), nice)
-    except (AttributeError, OSError):
-        pass                     # not Linux, or not allowed: only the overlap suffers
-
-
-def train(comm, stream, cfg, corpus, s, bucket_bytes, compute_nice, log):
+def train(comm, stream, cfg, corpus, s, bucket_bytes, log):
     """Train data-parallel; return (params, per-step history, timing summary).
 
     Exposed communication of a step is the time from the end of the last
@@ -161,8 +145,6 @@ def train(comm, stream, cfg, corpus, s, bucket_bytes, compute_nice, log):
     params = init_params(cfg, seed=s.seed)
     opt = Adam(params, lr=s.lr)
     buckets = GradBuckets(comm, params, param_names(cfg), bucket_bytes)
-    if compute_nice:
-        lower_compute_priority(compute_nice)
     comm_alone = buckets.time_alone()
     mine, val_mine = shard_rows(comm.rank, comm.size, s.batch), shard_rows(comm.rank, comm.size, s.val_batch)
     vx, vy = s.val_batch_data(corpus)
@@ -208,7 +190,7 @@ def plot(history, path):
         return None
     steps, loss, val = zip(*history)
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(steps[1:], loss[1:], label="training (batch)")
+    ax.plot(np.array(steps[1:]) - 1, loss[1:], label="training (batch, before its step)")
     ax.plot(steps, val, label="validation")
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy (nats/char)")
@@ -223,8 +205,6 @@ def main():
     ap.add_argument("--steps", type=int, default=200, help="optimiser steps (default 200)")
     ap.add_argument("--batch", type=int, default=16, help="sequences per step over all ranks")
     ap.add_argument("--bucket-kb", type=int, default=256, help="gradient bucket size in KiB")
-    ap.add_argument("--compute-nice", type=int, default=10,
-                    help="nice value for the compute thread, below the stream threads (0: leave it)")
     ap.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT, help="where to save the weights")
     ap.add_argument("--no-reference", action="store_true",
                     help="skip the single-process reference run (and its check)")
@@ -241,7 +221,7 @@ def main():
     log0(comm, f"{size} rank(s); model {sum(v.size for v in init_params(cfg).values()):,} parameters; "
          f"{len(corpus.train):,} training / {len(corpus.val):,} validation characters of the stdlib")
     params, history, summary = train(comm, stream, cfg, corpus, s, args.bucket_kb * 1024,
-                                     args.compute_nice, lambda line: log0(comm, line))
+                                     lambda line: log0(comm, line))
 
     # Bit-identical on every rank: gather everyone's parameters, compare the bytes.
     flat = flatten(params, cfg)
