@@ -5,9 +5,12 @@ each global batch. Gradients are packed, in the order the backward pass
 produces them, into buckets of about --bucket-kb. As soon as a bucket's last
 gradient is copied to the device on the compute stream, an event is recorded
 there; the communication stream waits for that event and all-reduces the
-bucket, so AllReduce overlaps the rest of the backward pass. Events around
-each AllReduce and at the end of the backward pass measure how much of the
-communication time was hidden behind computation.
+bucket, so AllReduce overlaps the rest of the backward pass. After the
+backward pass, each bucket's parameters are updated as soon as its
+AllReduce is done, while the later buckets are still being reduced. The
+communication time is the buckets' AllReduces timed alone with events; the
+exposed part is how long the training loop waits for AllReduce results on
+the rank that waits least; the rest was hidden behind computation.
 
 It prints the training and validation loss of every step, saves a checkpoint
 (and a loss-curve PNG when matplotlib is installed), and verifies that
@@ -67,7 +70,7 @@ class GradBuckets:
             self.buffers.append(pyhccl.empty(off, np.float64))
         self.ready = [pyhccl.Event() for _ in groups]
         self.done = [pyhccl.Event() for _ in groups]
-        self.backward_done = pyhccl.Event()
+        self.waited = 0.0
 
     def reduce(self, grads):
         """Consume (name, gradient) pairs; launch each bucket's AllReduce once it is complete."""
@@ -82,24 +85,22 @@ class GradBuckets:
                 self.comm_stream.wait_event(self.ready[b])     # waits for this bucket only
                 self.comm.all_reduce(self.buffers[b], op=pyhccl.SUM, stream=self.comm_stream)
                 self.done[b].record(self.comm_stream)
-        self.backward_done.record(self.compute)
 
-    def gradients(self):
-        """Wait for every AllReduce; return the summed gradients by name."""
-        hosts = [buf.get(stream=self.comm_stream) for buf in self.buffers]
-        self.comm_stream.synchronize()
-        out = {}
-        for group, host in zip(self.names, hosts):
-            off = 0
+    def results(self):
+        """Yield each bucket's summed gradients (a dict by name) as soon as its AllReduce is done.
+
+        The time spent waiting for them is added to self.waited (seconds).
+        """
+        for group, buf, done in zip(self.names, self.buffers, self.done):
+            t0 = time.perf_counter()
+            done.synchronize()
+            self.waited += time.perf_counter() - t0
+            host, off, out = buf.get(), 0, {}      # the AllReduce is done: a plain copy
             for n in group:
                 size = int(np.prod(self.shapes[n]))
                 out[n] = host[off:off + size].reshape(self.shapes[n])
                 off += size
-        return out
-
-    def exposed_ms(self):
-        """Return the ms between the end of this rank's backward pass and the end of its AllReduces."""
-        return max(0.0, self.backward_done.elapsed_time(self.done[-1]))
+            yield out
 
     def time_alone(self, repeats=5):
         """Return the ms the buckets' AllReduces take with nothing else running (median of `repeats`).
@@ -127,7 +128,7 @@ class GradBuckets:
 
     def destroy(self):
         """Release the streams and events."""
-        for e in self.ready + self.done + [self.backward_done]:
+        for e in self.ready + self.done:
             e.destroy()
         self.compute.destroy()
         self.comm_stream.destroy()
@@ -136,11 +137,11 @@ class GradBuckets:
 def train(comm, stream, cfg, corpus, s, bucket_bytes, log):
     """Train data-parallel; return (params, per-step history, timing summary).
 
-    Exposed communication of a step is the time from the end of the last
-    rank's backward pass to the end of the AllReduces: the smallest exposed
-    time of any rank (the others also wait for that slowest rank, which is
-    load imbalance, not communication). The fraction hidden compares it with
-    the time the same AllReduces take alone.
+    Exposed communication of a step is the time the training loop waits for
+    AllReduce results with nothing left to compute: on the rank that waits
+    least, the slowest one (the others also wait for it, which is load
+    imbalance, not communication). The fraction hidden compares it with the
+    time the same AllReduces take alone, measured with events.
     """
     params = init_params(cfg, seed=s.seed)
     opt = Adam(params, lr=s.lr)
@@ -165,10 +166,13 @@ def train(comm, stream, cfg, corpus, s, bucket_bytes, log):
         logits, cache = forward(params, cfg, x[mine])
         loss, dlogits = cross_entropy(logits, y[mine], scale=1.0 / (s.batch * s.seq))
         buckets.reduce(backward(params, cfg, cache, dlogits))
-        opt.step(params, buckets.gradients())
+        opt.begin_step()
+        buckets.waited = 0.0
+        for grads in buckets.results():     # update each bucket's parameters while later ones reduce
+            opt.update(params, grads)
         step_s.append(time.perf_counter() - t0)
         loss, val = combine([loss, evaluate(params, cfg, vx, vy, val_scale)], pyhccl.SUM)
-        exposed.append(combine([buckets.exposed_ms()], pyhccl.MIN)[0])
+        exposed.append(combine([1000 * buckets.waited], pyhccl.MIN)[0])
         history.append((step + 1, loss, val))
         log(f"step {step + 1:4d}/{s.steps} | loss {loss:.3f} | val {val:.3f} | "
             f"{s.batch * s.seq / step_s[-1]:6.0f} tok/s | exposed AllReduce {exposed[-1]:5.1f} ms "

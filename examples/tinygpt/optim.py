@@ -12,11 +12,19 @@ class Adam:
 
     def step(self, params, grads):
         """Update every parameter from its gradient (same arithmetic on every rank)."""
+        self.begin_step()
+        self.update(params, grads)
+
+    def begin_step(self):
+        """Start a step; then update() its parameters, all at once or in groups."""
         self.t += 1
+
+    def update(self, params, grads):
+        """Update the parameters named in `grads` (elementwise: groups give the same bits as all at once)."""
         b1, b2 = self.betas
         lr = self.lr * min(1.0, self.t / self.warmup) * np.sqrt(1.0 - b2 ** self.t) / (1.0 - b1 ** self.t)
-        for k, p in params.items():
-            g = grads[k]
+        for k, g in grads.items():
+            p = params[k]
             m, v = self.m[k], self.v[k]
             m *= b1
             m += (1.0 - b1) * g
