@@ -39,7 +39,7 @@ class TensorParallel:
     """The two collectives of tensor parallelism, timed on the host."""
 
     def __init__(self, comm, stream):
-        self.comm, self.stream, self.seconds, self.calls = comm, stream, 0.0, 0
+        self.comm, self.stream, self.seconds = comm, stream, 0.0
 
     def all_reduce(self, partial):
         """Return the sum over ranks of each rank's `partial`."""
@@ -47,7 +47,6 @@ class TensorParallel:
         out = on_device(self.stream, partial,
                         lambda d: self.comm.all_reduce(d, op=pyhccl.SUM, stream=self.stream))
         self.seconds += time.perf_counter() - t0
-        self.calls += 1
         return out
 
     def all_gather(self, piece):
@@ -60,7 +59,6 @@ class TensorParallel:
         out = whole.get(stream=self.stream)
         self.stream.synchronize()
         self.seconds += time.perf_counter() - t0
-        self.calls += 1
         return np.moveaxis(out, 0, -2).reshape(piece.shape[:-1] + (size * piece.shape[-1],))
 
 
@@ -90,22 +88,19 @@ def main():
 
     tp = TensorParallel(comm, stream)
     cache = new_cache(shard, cfg, args.prompts)
-    step_times = []
+    steps = []                                   # (seconds, seconds in collectives) per new token
 
     def run(tokens, pos):
-        t0 = time.perf_counter()
+        if tokens.shape[1] > 1:                  # the prompts themselves: not a decoding step
+            return forward_cached(shard, cfg, tokens, pos, cache, tp.all_reduce, tp.all_gather)
+        comm_before, t0 = tp.seconds, time.perf_counter()
         logits = forward_cached(shard, cfg, tokens, pos, cache, tp.all_reduce, tp.all_gather)
-        if tokens.shape[1] == 1:           # one new token per prompt (not the prompt itself)
-            step_times.append(time.perf_counter() - t0)
-            if len(step_times) == 1:
-                tp.seconds, tp.calls = 0.0, 0   # count communication of these steps only
+        steps.append((time.perf_counter() - t0, tp.seconds - comm_before))
         return logits
 
     tokens, _ = generate(run, prompts, uniforms)
-    per_token_ms = 1000 * float(np.mean(step_times))
-    comm_ms = 1000 * tp.seconds / len(step_times[1:]) if len(step_times) > 1 else float("nan")
-    if len(step_times) > 1:
-        per_token_ms = 1000 * float(np.mean(step_times[1:]))
+    timed = np.array(steps[1:] or steps or [(np.nan, np.nan)])     # the first step warms up
+    per_token_ms, comm_ms = 1000 * timed.mean(0)
 
     # Every rank must have sampled the same tokens.
     everyone = on_device(stream, np.zeros((size,) + tokens.shape, np.int64),
@@ -120,7 +115,7 @@ def main():
             print(f"  {decode(p)!r} -> {decode(t)!r}")
     differ = int(from_root(comm, stream, differ))
     log0(comm, f"{size} rank(s): {per_token_ms:.2f} ms per token (a batch of {args.prompts} prompts), "
-         f"{comm_ms:.2f} ms of it in {tp.calls // max(len(step_times) - 1, 1)} collectives "
+         f"{comm_ms:.2f} ms of it in its {2 * cfg.n_layer + 2} collectives "
          f"({100 * comm_ms / per_token_ms:.0f}%)")
     log0(comm, f"tokens identical on all ranks: {same}; tokens that differ from single-process "
          f"generation: {differ} of {tokens.size}")
