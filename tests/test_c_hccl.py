@@ -160,6 +160,24 @@ def test_suite_over_tcp(exe, tmp_path, env):
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("bad", [0, 3])
+def test_wrong_secret_on_a_data_connection(exe, tmp_path, bad):
+    """A rank that presents (and expects) a wrong job secret on its TCP data connections:
+    set-up fails on every rank, quickly, with one message that says so."""
+    hosts = LAYOUTS["2x2"]
+    t0 = time.monotonic()
+    results = run_ranks(exe, tmp_path, 4, "initfail", env={"HCCL_CONNECT_TIMEOUT": "30"},
+                        rank_env=lambda r: {"PYHCCL_HOST_TAG": f"h{hosts[r]}",
+                                            **({"PYHCCL_FAULT": "bad_data_secret"} if r == bad else {})},
+                        timeout=60)
+    assert_all_pass(results, "wrong data secret")
+    verdicts = {out.split(": ", 3)[-1] for _, out in results for out in out.splitlines()
+                if "init failed" in out and "PASS" not in out}
+    assert len(verdicts) == 1 and "secret" in verdicts.pop(), results
+    assert time.monotonic() - t0 < 20
+
+
+@pytest.mark.timeout(120)
 @pytest.mark.parametrize("source", ["env", "cfg"])
 def test_rank_never_calls(exe, tmp_path, source):
     """A 2 s exec timeout (HCCL_EXEC_TIMEOUT or the config's hcclExecTimeOut) and the

@@ -1017,6 +1017,19 @@ int main(int argc, char **argv) {
   ACL_OK(aclrtCreateStream(&s));
   /* timeout cfg: the 2 s limit comes from the config, not HCCL_EXEC_TIMEOUT. */
   int cfg_timeout = strcmp(mode, "timeout") == 0 && argc > 5 && strcmp(argv[5], "cfg") == 0;
+  if (strcmp(mode, "initfail") == 0) {
+    /* Set-up must fail on every rank with one verdict, which the test reads. */
+    HcclRootInfo ri;
+    HcclComm bad = NULL;
+    get_root_info(rootfile, &ri);
+    double t0 = now_s();
+    HcclResult r = HcclCommInitRootInfo(g_n, &ri, g_rank, &bad);
+    CHECK(r != HCCL_SUCCESS && bad == NULL, "set-up succeeded (%d)", (int)r);
+    printf("rank %d: init failed %d after %.1f s: %s\n", g_rank, (int)r, now_s() - t0,
+           aclGetRecentErrMsg());
+    if (g_fail == 0) printf("rank %d: PASS init failed\n", g_rank);
+    return g_fail != 0;
+  }
   HcclComm comm = strcmp(mode, "suite") == 0 || cfg_timeout
                       ? make_comm(rootfile, "check_a", 0, cfg_timeout ? 2 : 0)
                       : make_comm(rootfile, NULL, 0, 0);

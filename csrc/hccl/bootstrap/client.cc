@@ -116,13 +116,19 @@ HcclResult connect_impl(const RootInfoView &root, uint32_t nranks, uint32_t rank
   Clock::time_point deadline = Clock::now() + std::chrono::seconds(timeout);
   HcclResult r = HCCL_SUCCESS;
   int err = 0;
-  bs->fd = net::dial(sa, deadline, &err);
+  // The root listens before it hands out a root info: refusals mean it has
+  // gone (or served its communicator already), not that it is late.
+  bs->fd = net::dial(sa, deadline, &err, std::chrono::seconds(3));
   if (bs->fd < 0) {
     std::string why = bsnet::errno_text(err);
-    r = bs->fail(err == ECONNREFUSED ? HCCL_E_TCP_CONNECT : HCCL_E_TIMEOUT,
-                 "rank " + std::to_string(rank) + " could not connect to the root at " + bs->where + " within " +
-                     std::to_string(timeout) + " s: " + why +
-                     (err == ECONNREFUSED ? " (is the root process alive? a root info serves one communicator)" : ""));
+    if (err == ECONNREFUSED)
+      r = bs->fail(HCCL_E_TCP_CONNECT, "rank " + std::to_string(rank) + " could not connect to the root at " +
+                                           bs->where + ": " + why +
+                                           " (the root process has exited, or its root info was used "
+                                           "already: a root info serves one communicator)");
+    else
+      r = bs->fail(HCCL_E_TIMEOUT, "rank " + std::to_string(rank) + " could not connect to the root at " +
+                                       bs->where + " within " + std::to_string(timeout) + " s: " + why);
     delete bs;
     return r;
   }

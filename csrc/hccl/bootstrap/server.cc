@@ -102,16 +102,18 @@ void Server::accept_all() {
       return;
     }
     size_t pending = 0;
-    for (const Conn &c : conns_) pending += (c.fd >= 0 && c.state == Conn::kPending);
-    if (pending >= kMaxPending) {
-      close_fd(fd);
-      continue;
+    Conn *oldest = nullptr;
+    for (Conn &c : conns_) {
+      if (c.fd < 0 || c.state != Conn::kPending) continue;
+      ++pending;
+      if (oldest == nullptr || c.deadline < oldest->deadline) oldest = &c;
     }
+    if (pending >= kMaxPending && oldest != nullptr) drop(*oldest);
     set_nodelay(fd);
     Conn c;
     c.fd = fd;
     c.peer = sa.str();
-    c.deadline = Clock::now() + std::chrono::seconds(cfg_.join_timeout_s);
+    c.deadline = Clock::now() + kHelloDeadline;
     conns_.push_back(std::move(c));
   }
 }

@@ -133,6 +133,7 @@ HcclResult setup_tcp(Comm &c, const std::vector<RankInfo> &info, const RootInfoV
       net::close_fd(listen_fd);
       return fail_setup(c, HCCL_E_INTERNAL, "rank " + std::to_string(p) + " published no usable address");
     }
+  for (uint32_t p = 0; p < c.nranks; ++p) s.hosts.push_back(c.topo.host_names[c.topo.host_of[p]]);
   std::memcpy(s.secret, root.secret, sizeof(s.secret));
   std::memcpy(s.nonce, info[0].nonce, sizeof(s.nonce));
   s.nsock = static_cast<int>(info[0].sockets_per_peer);
@@ -205,6 +206,9 @@ HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,
   }
   if (any_local && (r = setup_shm(*c, info, job)) != HCCL_SUCCESS) return r;
   if (any_remote && (r = setup_tcp(*c, info, view, remote, api)) != HCCL_SUCCESS) return r;
+  // Last round: a rank that failed its connections has failed the job at the
+  // root; nobody returns a communicator before everyone got this far.
+  if ((r = bootstrap_allgather(c->bootstrap, nullptr, 0, nullptr)) != HCCL_SUCCESS) return r;
   *out = comm_register(c);
   return HCCL_SUCCESS;
 }
