@@ -160,6 +160,25 @@ def test_suite_over_tcp(exe, tmp_path, env):
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("nranks", [2, 4])
+def test_abort(exe, tmp_path, nranks):
+    """PyhcclCommAbort: the aborting rank's ops fail at once (HCCL_E_UNAVAIL), its peers' within
+    a second naming it, destroy is quick, and the survivors build a new communicator."""
+    assert_all_pass(run_ranks(exe, tmp_path, nranks, "abort", timeout=60), "abort")
+
+
+@pytest.mark.timeout(120)
+def test_late_rank_does_not_succeed_alone(exe, tmp_path):
+    """The others time out (2 s) on a rank 4 s late: it fails as well, never reports success on
+    a collective its peers gave up; the flight record shows the failed operation."""
+    results = run_ranks(exe, tmp_path, 3, "late", env={"HCCL_EXEC_TIMEOUT": "2"}, timeout=60)
+    assert_all_pass(results, "late")
+    for _, out in results[:-1]:
+        assert "timed out after 2 s waiting for rank 2" in out and "this rank is at collective #1" in out, out
+    assert "rank 0 failed" in results[-1][1] or "rank 1 failed" in results[-1][1], results[-1][1]
+
+
+@pytest.mark.timeout(120)
 @pytest.mark.parametrize("bad", [0, 3])
 def test_wrong_secret_on_a_data_connection(exe, tmp_path, bad):
     """A rank that presents (and expects) a wrong job secret on its TCP data connections:

@@ -934,6 +934,76 @@ static int run_mismatch(HcclComm comm, aclrtStream s, const char *what) {
   return g_fail != 0;
 }
 
+/* Rank 0 aborts while the others wait in a collective it never joins: they
+ * fail within about a second naming it, its own operations fail with
+ * HCCL_E_UNAVAIL, destroying is quick, and the survivors build a new
+ * communicator (root info through ROOTFILE.2) and carry on. */
+static int run_abort(HcclComm comm, aclrtStream s, const char *rootfile) {
+  float x[256];
+  for (int i = 0; i < 256; ++i) x[i] = 1.0f;
+  double t0 = now_s();
+  if (g_rank == 0) {
+    usleep(300000);
+    HCCL_OK(PyhcclCommAbort(comm));
+    HcclResult r = HcclAllReduce(x, x, 256, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s);
+    aclError e = r == HCCL_SUCCESS ? aclrtSynchronizeStream(s) : ACL_SUCCESS;
+    HcclResult ae = HCCL_SUCCESS;
+    HCCL_OK(HcclGetCommAsyncError(comm, &ae));
+    CHECK(r != HCCL_SUCCESS || e != ACL_SUCCESS, "an operation after the abort succeeded");
+    CHECK(ae == HCCL_E_UNAVAIL, "async error after abort %d, want HCCL_E_UNAVAIL", (int)ae);
+  } else {
+    HCCL_OK(HcclAllReduce(x, x, 256, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+    aclError e = aclrtSynchronizeStream(s);
+    const char *msg = aclGetRecentErrMsg();
+    CHECK(e != ACL_SUCCESS, "the abort was not noticed");
+    CHECK(strstr(msg, "rank 0 aborted") != NULL, "message: %s", msg);
+    CHECK(now_s() - t0 < 3.0, "noticing the abort took %.1f s", now_s() - t0);
+    printf("rank %d: abort noticed after %.2f s: %s\n", g_rank, now_s() - t0, msg);
+  }
+  double t1 = now_s();
+  HCCL_OK(HcclCommDestroy(comm));
+  CHECK(now_s() - t1 < 1.5, "HcclCommDestroy after the abort took %.1f s", now_s() - t1);
+  if (g_rank != 0) {  /* the survivors, ranks 1.. as ranks 0.. of a new communicator */
+    char path[4096];
+    snprintf(path, sizeof(path), "%s.2", rootfile);
+    int old_rank = g_rank, old_n = g_n;
+    g_rank -= 1;
+    g_n -= 1;
+    HcclComm again = make_comm(path, NULL, 0, 0);
+    HCCL_OK(HcclAllReduce(x, x, 256, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, again, s));
+    sync_ok(s, "allreduce among the survivors");
+    CHECK(x[0] == (float)g_n, "survivors' sum %f, want %d", x[0], g_n);
+    HCCL_OK(HcclCommDestroy(again));
+    g_rank = old_rank;
+    g_n = old_n;
+  }
+  if (g_fail == 0) printf("rank %d: PASS abort\n", g_rank);
+  return g_fail != 0;
+}
+
+/* One verdict: with a 2 s exec timeout, the last rank arrives 4 s late; the
+ * others time out; the late rank must fail too (it cannot succeed alone on
+ * data its peers gave up on), and the flight record shows the failed op. */
+static int run_late(HcclComm comm, aclrtStream s) {
+  float x[16];
+  for (int i = 0; i < 16; ++i) x[i] = 1.0f;
+  if (g_rank == g_n - 1) sleep(4);
+  HCCL_OK(HcclAllReduce(x, x, 16, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+  aclError e = aclrtSynchronizeStream(s);
+  const char *msg = aclGetRecentErrMsg();
+  CHECK(e != ACL_SUCCESS, "the collective succeeded (late rank %d)", g_n - 1);
+  printf("rank %d: %s\n", g_rank, msg);
+  PyhcclOpRecord rec[8];
+  uint32_t n = 0;
+  HCCL_OK(PyhcclCommGetFlightRecord(comm, rec, 8, &n));
+  CHECK(n == 1 && rec[0].seq == 1 && rec[0].state == 3 && strcmp(rec[0].opName, "HcclAllReduce") == 0 &&
+            rec[0].count == 16 && rec[0].endUs >= rec[0].startUs && rec[0].startUs >= rec[0].enqueueUs,
+        "flight record: %u records, seq %llu state %d", n, n ? (unsigned long long)rec[0].seq : 0ull,
+        n ? rec[0].state : -1);
+  if (g_fail == 0) printf("rank %d: PASS late rank\n", g_rank);
+  return g_fail != 0;
+}
+
 /* AllGatherV / ReduceScatterV where rank 0's counts array differs from the
  * others' (HOW "other": different sizes; "zero": all 0, so rank 0 alone would
  * need no data round): every rank gets HCCL_E_PARA, quickly, never stale data
@@ -1103,6 +1173,11 @@ int main(int argc, char **argv) {
   } else if (strcmp(mode, "timeout") == 0 || strcmp(mode, "kill") == 0) {
     rc = run_failure(comm, s, strcmp(mode, "kill") == 0);
     comm = NULL; /* destroyed there */
+  } else if (strcmp(mode, "abort") == 0) {
+    rc = run_abort(comm, s, rootfile);
+    comm = NULL; /* destroyed there */
+  } else if (strcmp(mode, "late") == 0) {
+    rc = run_late(comm, s);
   } else if (strcmp(mode, "mismatch") == 0 && argc > 5) {
     rc = run_mismatch(comm, s, argv[5]);
   } else if (strcmp(mode, "mismatch_v") == 0 && argc > 6) {

@@ -35,6 +35,7 @@ class Ctx {
   const size_t es;  // element size of op.dtype
   OpSig sig;        // what every message of this operation carries
   WaitError err;    // filled by a failing batch / fail()
+  const char *algo = "";  // the algorithm that ran, for the flight record and the log
 
   // Fails the op with a message (read after "HcclXxx: ").
   HcclResult fail(HcclResult code, const std::string &what);

@@ -49,6 +49,7 @@ HcclResult reduce_common(Ctx &x, Coll c, const char *in, char *out, size_t count
   }
   if (count == 0) return compare_signatures(x);
   Algo a = select_algo(x, c, bytes);
+  x.algo = algo_name(a);
   if (a == Algo::kFlat && (root < 0 || x.n <= kFlatRanks)) return flat_reduce(x, in, out, count, root);
   if (a == Algo::kDirect) {
     bool ok = false;
@@ -59,7 +60,11 @@ HcclResult reduce_common(Ctx &x, Coll c, const char *in, char *out, size_t count
     if (ok) return direct_all_reduce(x, v, count, root);
     a = Algo::kHier;  // host memory somewhere: the copying path (one host, so hier works)
   }
-  if (root >= 0) return tree_reduce(x, in, out, count, root);
+  if (root >= 0) {
+    x.algo = "tree";
+    return tree_reduce(x, in, out, count, root);
+  }
+  x.algo = algo_name(a);
   return hier_all_reduce(x, Groups(x, a == Algo::kRing), in, out, count);
 }
 
@@ -85,6 +90,7 @@ HcclResult run_reduce_scatter(Ctx &x) {
   }
   if (count == 0) return compare_signatures(x);
   Algo a = select_algo(x, Coll::kReduceScatter, count * x.es * x.n);
+  x.algo = algo_name(a);
   if (a == Algo::kDirect) {
     bool ok = false;
     PeerViews v;
@@ -92,6 +98,7 @@ HcclResult run_reduce_scatter(Ctx &x) {
     if (rc != HCCL_SUCCESS) return rc;
     if (ok) return direct_reduce_scatter(x, v, out, count);
     a = Algo::kHier;  // direct is only chosen on one host, where hier always works
+    x.algo = algo_name(a);
   }
   return hier_reduce_scatter(x, Groups(x, a == Algo::kRing), in, out, count);
 }
@@ -106,6 +113,7 @@ HcclResult run_all_gather(Ctx &x) {
   }
   if (count == 0) return compare_signatures(x);
   Algo a = select_algo(x, Coll::kAllGather, count * x.es * x.n);
+  x.algo = algo_name(a);
   if (a == Algo::kDirect) {
     bool ok = false;
     PeerViews v;
@@ -113,6 +121,7 @@ HcclResult run_all_gather(Ctx &x) {
     if (rc != HCCL_SUCCESS) return rc;
     if (ok) return direct_all_gather(x, v, out, count);
     a = Algo::kHier;
+    x.algo = algo_name(a);
   }
   return hier_all_gather(x, Groups(x, a == Algo::kRing), in, out, count);
 }

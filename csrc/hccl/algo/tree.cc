@@ -63,6 +63,7 @@ HcclResult run_broadcast(Ctx &x) {
   if (x.n == 1) return HCCL_SUCCESS;
   if (bytes == 0) return compare_signatures(x);
   if (select_algo(x, Coll::kBroadcast, bytes) == Algo::kDirect) {
+    x.algo = "direct";
     bool ok = false;
     PeerViews v;
     bool is_root = x.me == root;
@@ -71,6 +72,7 @@ HcclResult run_broadcast(Ctx &x) {
     if (ok) return direct_broadcast(x, v, buf, bytes, root);
   }
   const bool chain = bytes >= x.comm.tuning.chain_min;
+  x.algo = chain ? "chain" : x.n <= kFlatRanks ? "flat" : "star";
   if (!chain && x.n <= kFlatRanks)  // one step, every pair compares signatures
     return rooted_exchange(
         x, root,

@@ -18,6 +18,7 @@
 #include "hccl/algo/op.h"
 #include "hccl/algo/tuning.h"
 #include "hccl/comm/config.h"
+#include "hccl/comm/flight.h"
 #include "hccl/comm/topology.h"
 #include "hccl/hccl_types.h"
 #include "runtime/hostrt.h"
@@ -43,6 +44,7 @@ class Comm {
   std::unique_ptr<Engine> engine;  // connections to every peer
   bool single_copy_ok = false;  // every rank can map its local peers' device memory
   std::atomic<uint64_t> op_seq{0};  // collectives started so far
+  FlightRecorder flight{64};        // the last operations, for post-mortems
 
   // ---- ordering and state (all under mu) ----
   std::mutex mu;

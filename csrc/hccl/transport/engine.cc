@@ -187,10 +187,13 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err) {
     if (probe) next_probe = now + kSliceNs;
     if ((rc = check_failures(probe, err)) != HCCL_SUCCESS) break;
     if (now - last_progress >= timeout_ns_) {
+      const int peer = xfers[first_open]->peer;
       err->code = rc = HCCL_E_TIMEOUT;
       err->what = "timed out after " + std::to_string(timeout_s_) + " s waiting for rank " +
-                  std::to_string(xfers[first_open]->peer) +
-                  " (HCCL_EXEC_TIMEOUT / hcclExecTimeOut)";
+                  std::to_string(peer) + " (HCCL_EXEC_TIMEOUT / hcclExecTimeOut)";
+      err->timeout = true;
+      err->peer = peer;
+      err->last_seen = conns[peer]->last_seen();
       break;
     }
     if (now - idle_since < spin_ns_) {

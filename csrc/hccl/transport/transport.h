@@ -70,6 +70,9 @@ struct WaitError {
   // When the error is a peer's reported failure: the collective it failed in
   // (0 when unknown).
   uint64_t failed_seq = 0;
+  // A timeout: the last signature seen from the peer waited for (seq 0: none).
+  bool timeout = false;
+  OpSig last_seen;
 };
 
 class Region;
@@ -128,6 +131,8 @@ class Connection {
   virtual ~Connection() = default;
 
   int peer() const { return peer_; }
+  // The signature of the last message received from the peer.
+  const OpSig &last_seen() const { return last_seen_; }
   virtual const char *kind() const = 0;  // "shm", "tcp", "self"
 
   // Queues a transfer behind the earlier ones of its direction.
@@ -166,6 +171,7 @@ class Connection {
 
  protected:
   const int peer_;
+  OpSig last_seen_;  // connections set it whenever a header comes in
 };
 
 // Checks a received header against what the receiver posted; fills *err.

@@ -136,6 +136,7 @@ HcclResult TcpConnection::recv_some(Sock &s, bool *moved, WaitError *err) {
       s.rx_hdr_got += static_cast<size_t>(r);
       *moved = true;
       if (s.rx_hdr_got < sizeof(MsgHeader)) continue;
+      last_seen_ = s.rx_hdr.sig;
       HcclResult rc = check_header(s.rx_hdr, *t, err);
       if (rc != HCCL_SUCCESS) return rc;
       t->started = true;
