@@ -179,6 +179,47 @@ def test_late_rank_does_not_succeed_alone(exe, tmp_path):
 
 
 @pytest.mark.timeout(120)
+def test_idle_connections_do_not_keep_ranks_out(exe, tmp_path):
+    """Hostile peers hold 200 idle connections to the rendezvous of a root process limited to
+    128 descriptors: the server keeps few of them (1 s each) and the real ranks still join."""
+    import resource
+    import socket
+    import struct
+
+    rootfile = tmp_path / "root-dos"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYHCCL_")}
+    env.update(HCCL_CONNECT_TIMEOUT="30", HCCL_EXEC_TIMEOUT="30")
+    args = lambda r: [str(exe), "perf", str(r), "4", str(rootfile), str(4096), "3", "host"]
+    limit = lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (128, 128))
+    procs = [subprocess.Popen(args(0), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=env, preexec_fn=limit)]
+    idle = []
+    try:
+        deadline = time.monotonic() + 20
+        while not rootfile.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        blob = rootfile.read_bytes()
+        # RootInfoView: magic[8], version u32, secret[32], job_id[16], host[64], port u16.
+        host = blob[60:124].split(b"\0")[0].decode()
+        port = struct.unpack_from("<H", blob, 124)[0]
+        for _ in range(200):
+            sock = socket.create_connection((host, port), timeout=5)
+            idle.append(sock)
+        t0 = time.monotonic()
+        procs += [subprocess.Popen(args(r), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                   text=True, env=env) for r in range(1, 4)]
+        results = [(p.wait(timeout=60), p.stdout.read()) for p in procs]
+        took = time.monotonic() - t0
+    finally:
+        for sock in idle:
+            sock.close()
+        for p in procs:
+            p.kill()
+    assert_all_pass(results, "ranks joining past idle connections")
+    assert took < 15, f"joining took {took:.1f} s"
+
+
+@pytest.mark.timeout(120)
 @pytest.mark.parametrize("bad", [0, 3])
 def test_wrong_secret_on_a_data_connection(exe, tmp_path, bad):
     """A rank that presents (and expects) a wrong job secret on its TCP data connections:
