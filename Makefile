@@ -53,13 +53,22 @@ test-examples: build examples/allreduce_c
 	timeout 120 $(MPIEXEC) -n 2 $(PY) examples/tp_inference.py --new-tokens 4 --train-steps 2 --checkpoint $(EXAMPLE_OUT)/none.npz
 
 # The examples, then pytest at each rank count (a failing rank aborts the job;
-# every level has a timeout).
+# every level has a timeout), the CANN build path, the wheel, and a quick ASan +
+# UBSan run of the C checks. `make test SAN=address` (ASan + UBSan) or
+# `make test SAN=thread` (TSan) instead builds the host runtime with that
+# sanitizer and runs the whole set of multi-rank C checks (tools/san_check.py).
+ifdef SAN
+test: $(VENV)/.installed
+	timeout 3000 $(PY) tools/san_check.py $(SAN)
+else
 test: build test-examples
 	for n in $(RANKS); do \
 	  echo "=== pytest on $$n rank(s) ==="; \
 	  timeout 1200 $(MPIEXEC) -n $$n $(PY) -m pytest -q $(PYTEST_ARGS) || exit 1; \
 	done
 	$(MAKE) --no-print-directory test-cann test-wheel
+	timeout 900 $(PY) tools/san_check.py address --quick
+endif
 
 # The PYHCCL_CANN build path (about 40 s): tools/cann_build.py lays the host runtime out
 # as a CANN toolkit (include/, lib64/) with headers reduced to an older toolkit's (no
