@@ -826,9 +826,10 @@ static int run_failure(HcclComm comm, aclrtStream s, int kill_mode, size_t n) {
     printf("rank %d: PASS stayed away\n", g_rank);
     return 0;
   }
-  if (g_rank == victim) {
+  if (g_rank == victim) {  /* CHECK_KILL_DELAY_US: when (stress runs pick it at random) */
+    const char *d = getenv("CHECK_KILL_DELAY_US");
     pthread_t th;
-    pthread_create(&th, NULL, suicide, (void *)(intptr_t)300000);
+    pthread_create(&th, NULL, suicide, (void *)(intptr_t)(d ? atol(d) : 300000));
   }
   /* Stop-on-failure stream: the Barrier queued behind the AllReduce that
    * fails is dropped unrun, which must hang neither it nor HcclCommDestroy. */
@@ -836,7 +837,9 @@ static int run_failure(HcclComm comm, aclrtStream s, int kill_mode, size_t n) {
   double t0 = now_s();
   aclError e = ACL_SUCCESS;
   int iters = 0;
+  int wrong = 0;
   while (e == ACL_SUCCESS && now_s() - t0 < 40) {
+    for (size_t i = 0; i < n; ++i) x[i] = (float)(g_rank + 1);
     HcclResult r = HcclAllReduce(x, x, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, comm, s);
     if (r == HCCL_SUCCESS) r = HcclBarrier(comm, s);
     if (r != HCCL_SUCCESS) {
@@ -844,8 +847,10 @@ static int run_failure(HcclComm comm, aclrtStream s, int kill_mode, size_t n) {
       break;
     }
     e = aclrtSynchronizeStream(s);
+    for (size_t i = 0; e == ACL_SUCCESS && i < n; ++i) wrong += x[i] != (float)g_n;
     ++iters;
   }
+  CHECK(wrong == 0, "%d wrong elements in collectives reported successful", wrong);
   double dt = now_s() - t0;
   HcclResult ae = HCCL_SUCCESS;
   HCCL_OK(HcclGetCommAsyncError(comm, &ae));
