@@ -8,7 +8,7 @@ MPIEXEC := $(VENV)/bin/mpiexec
 RANKS   ?= 1 2 4
 PYTEST_ARGS ?=
 
-.PHONY: all build demo test test-c clean
+.PHONY: all build demo test test-multihost test-c clean
 all: build
 
 $(VENV)/.installed: requirements-dev.txt
@@ -37,6 +37,11 @@ test: build examples/allreduce_c
 	  echo "=== pytest on $$n rank(s) ==="; \
 	  timeout 1200 $(MPIEXEC) -n $$n $(PY) -m pytest -q $(PYTEST_ARGS) || exit 1; \
 	done
+
+# Only the tests on simulated hosts (root; see docs/MULTIHOST_TESTING.md). make test runs
+# them too, in its 1-rank pass.
+test-multihost: build
+	timeout 900 $(PY) -m pytest -q $(PYTEST_ARGS) tests/multihost
 
 clean:
 	rm -rf build pyhccl/lib pyhccl/include pyhccl/_core.c pyhccl/_core*.so examples/allreduce_c

@@ -147,12 +147,14 @@ class Cluster:
 
     def close(self):
         """Remove everything this cluster created (idempotent; a forked child does nothing)."""
-        _OPEN.discard(self)
         if os.getpid() != self.owner or self.prefix is None:
+            _OPEN.discard(self)
             return
-        prefix, self.prefix = self.prefix, None
         with simnet.Lock():
-            errors = simnet.remove_prefix(prefix)
+            errors = simnet.remove_prefix(self.prefix)
+        # only now: a close interrupted (SIGTERM) is done again at exit
+        self.prefix = None
+        _OPEN.discard(self)
         self._restore_signals()
         if errors:
             raise SimHostsError("clean-up incomplete: " + "; ".join(errors))

@@ -275,3 +275,17 @@ def test_command_line_run():
     prefix = hosts[0][:-2]
     assert not any(ours(prefix).values())
     assert ROOT.is_dir()
+
+
+def test_skip_reasons(monkeypatch):
+    """Without root or without the tools the harness says why (the tests skip with it)."""
+    monkeypatch.setattr(simhosts, "_PROBED", {})
+    monkeypatch.setattr(simhosts.os, "geteuid", lambda: 1000)
+    assert "need root" in simhosts.unavailable_reason()
+    with pytest.raises(simhosts.Unavailable, match="root"):
+        simhosts.Cluster(1).start()
+    monkeypatch.setattr(simhosts, "_PROBED", {})
+    monkeypatch.setattr(simhosts.os, "geteuid", lambda: 0)
+    real_which = simhosts.shutil.which
+    monkeypatch.setattr(simhosts.shutil, "which", lambda t: None if t == "tc" else real_which(t))
+    assert "need tc" in simhosts.unavailable_reason()
