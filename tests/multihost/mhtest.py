@@ -50,8 +50,10 @@ def require_simhosts():
 
 
 def bounded_env(**extra):
-    """Environment of a job: bounded waits, no PYHCCL_* tuning from the caller's shell."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYHCCL_")}
+    """Environment of a job: bounded waits, no PYHCCL_* tuning from the caller's shell, none
+    of an enclosing MPI job's variables."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith(("PYHCCL_",) + simhosts.OUTER_MPI_PREFIXES)}
     env.update(HCCL_CONNECT_TIMEOUT="30", HCCL_EXEC_TIMEOUT="30", PYTHONUNBUFFERED="1")
     env.update({k: str(v) for k, v in extra.items()})
     return env

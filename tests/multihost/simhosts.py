@@ -3,8 +3,9 @@
 A host is a network namespace with one veth link ("eth0" inside) whose other end
 joins a bridge in the root namespace. Commands started on a host also get a fresh
 UTS namespace whose hostname is the host's name, so hosts differ in hostname and
-network namespace (what pyhccl's runtime compares), while /dev/shm and the file
-system stay shared. Addresses come from 198.18.0.0/15 only: one free /24 per
+network namespace (what pyhccl's runtime compares) and has its own /dev/shm (a
+directory of the machine's, bound over /dev/shm), while the file system and the boot
+id stay shared. Addresses come from 198.18.0.0/15 only: one free /24 per
 cluster, the bridge at .1 (where mpiexec is reached), hosts at .10+i; hosts have
 no default route, so nothing they send leaves that /24. Links can be rate-limited
 (tbf, both directions) and delayed (netem, on send, where the kernel has it).
@@ -44,7 +45,7 @@ HERE = Path(__file__).resolve().parent
 NSEXEC = HERE / "nsexec"
 NETWORK = ipaddress.ip_network("198.18.0.0/15")
 IFNAME = "eth0"                          # the link's name inside every host
-TOOLS = ("ip", "tc", "unshare", "sh", "hostname")
+TOOLS = ("ip", "tc", "unshare", "mount", "sh", "hostname")
 # Variables an enclosing MPI job sets for its own ranks: a nested launch must not see them.
 OUTER_MPI_PREFIXES = ("PMI_", "PMIX_", "HYDI_", "OMPI_", "PRTE_", "MPI_LOCALNRANKS",
                       "MPI_LOCALRANKID", "GFORTRAN_UNBUFFERED_PRECONNECTED")
@@ -129,6 +130,9 @@ class Cluster:
     def start(self):
         if os.geteuid() != 0:
             raise Unavailable("simulated hosts need root")
+        if self.prefix is not None:
+            raise SimHostsError(f"cluster {self.prefix} is already started")
+        self.hosts, self.owner = [], os.getpid()
         _OPEN.add(self)
         self._catch_signals()
         try:
@@ -215,6 +219,11 @@ class Cluster:
         sh("ip", "link", "set", host.veth, "up")
         sh("ip", "-n", host.name, "addr", "add", f"{host.ip}/24", "dev", IFNAME)
         sh("ip", "-n", host.name, "link", "set", IFNAME, "up")
+        # the host's own /dev/shm, bound over /dev/shm by nsexec: shared by the host's
+        # processes only, as on a real host, and gone with the host
+        shm = simnet.SHM / host.name
+        shm.mkdir()
+        shm.chmod(0o1777)
         # `ip netns exec` shows /etc/netns/<name>/hosts as the host's /etc/hosts
         etc = simnet.NETNS_ETC / host.name
         etc.mkdir(parents=True, exist_ok=True)
@@ -268,13 +277,13 @@ class Cluster:
         return subprocess.Popen(self.command(host, argv), **kwargs)
 
     def job_env(self, env=None, ifname=True):
-        """This environment less an enclosing MPI job's variables, HCCL_SOCKET_IFNAME=eth0
-        (the hosts' link) unless ifname=False, then `env`."""
-        out = {k: v for k, v in os.environ.items() if not k.startswith(OUTER_MPI_PREFIXES)}
+        """This environment with HCCL_SOCKET_IFNAME=eth0 (the hosts' link) unless
+        ifname=False, then `env`; less an enclosing MPI job's variables (PMI_*, ...)."""
+        out = dict(os.environ)
         if ifname:
             out["HCCL_SOCKET_IFNAME"] = IFNAME
         out.update(env or {})
-        return out
+        return {k: v for k, v in out.items() if not k.startswith(OUTER_MPI_PREFIXES)}
 
     def mpi_job(self, layout, argv, env=None, mpiexec=None, extra=(), ifname=True):
         """(argv, env) that start `argv` under mpiexec, `layout` ranks per host, in order:

@@ -2,8 +2,9 @@
 and removal of everything the harness creates, also what crashed runs left behind.
 
 Every object is named phc<owner pid>c<k><kind>: bridge "b", host namespace "h<i>" (also
-/etc/netns/<name>, the host's /etc/hosts), root-side veth "v<i>"; the owner's start time
-is kept in /run/pyhccl-simhosts/phc<pid>c<k>.json. An object whose owner process is gone
+/etc/netns/<name>, the host's /etc/hosts, and /dev/shm/<name>, the host's /dev/shm),
+root-side veth "v<i>"; the owner's start time is kept in
+/run/pyhccl-simhosts/phc<pid>c<k>.json. An object whose owner process is gone
 (or whose pid now belongs to another process) is stale and swept.
 """
 import fcntl
@@ -18,6 +19,7 @@ from pathlib import Path
 
 STATE_DIR = Path("/run/pyhccl-simhosts")
 NETNS_ETC = Path("/etc/netns")
+SHM = Path("/dev/shm")
 NAME_RE = re.compile(r"^(phc(\d+)c[0-9a-z])(b|h\d+|v\d+)?$")
 RATE_UNITS = {"": 1, "k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
 
@@ -145,9 +147,11 @@ def kernel_objects():
     links = [line.split(":")[1].strip().split("@")[0]
              for line in sh("ip", "-o", "link", "show", check=False).splitlines()]
     etc = os.listdir(NETNS_ETC) if NETNS_ETC.is_dir() else []
+    shm = [p.name for p in SHM.glob("phc*") if p.is_dir()]
     state = [p.stem for p in STATE_DIR.glob("phc*.json")] if STATE_DIR.is_dir() else []
     ours = lambda names: sorted(n for n in names if NAME_RE.match(n))  # noqa: E731
-    return {"netns": ours(ns), "links": ours(links), "etc": ours(etc), "state": ours(state)}
+    return {"netns": ours(ns), "links": ours(links), "etc": ours(etc), "shm": ours(shm),
+            "state": ours(state)}
 
 
 def prefixes(objects):
@@ -192,6 +196,8 @@ def remove_prefix(prefix, objects=None):
             errors.append(str(exc))
     for name in mine["etc"]:
         shutil.rmtree(NETNS_ETC / name, ignore_errors=True)
+    for name in mine["shm"]:
+        shutil.rmtree(SHM / name, ignore_errors=True)
     for suffix in (".json", ".hosts"):
         (STATE_DIR / f"{prefix}{suffix}").unlink(missing_ok=True)
     try:
