@@ -396,6 +396,7 @@ def main(argv=None):
         return 0
     counts = [1] * int(args.hosts) if args.hosts.isdigit() else parse_layout(args.hosts)
     if args.cmd == "up":
+        signal.signal(signal.SIGINT, signal.default_int_handler)   # even if started with it ignored
         with _cluster_from_args(args, len(counts)) as cluster:
             print(_describe(cluster, counts), "\nCtrl-C (or SIGTERM) removes them.", flush=True)
             try:
