@@ -50,10 +50,10 @@ def require_simhosts():
 
 
 def bounded_env(**extra):
-    """Environment of a job: bounded waits, no PYHCCL_* tuning from the caller's shell, none
-    of an enclosing MPI job's variables."""
+    """Environment of a job: bounded waits, no HCCL_* or PYHCCL_* settings from the caller's
+    shell, none of an enclosing MPI job's variables."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("PYHCCL_",) + simhosts.OUTER_MPI_PREFIXES)}
+           if not k.startswith(("HCCL_", "PYHCCL_") + simhosts.OUTER_MPI_PREFIXES)}
     env.update(HCCL_CONNECT_TIMEOUT="30", HCCL_EXEC_TIMEOUT="30", PYTHONUNBUFFERED="1")
     env.update({k: str(v) for k, v in extra.items()})
     return env
@@ -67,10 +67,10 @@ def _kill_group(proc):
 
 
 def run_mpi(cluster, layout, argv, env=None, timeout=120, **kwargs):
-    """Run an MPI job on the cluster; return (returncode, output). Fails the test on timeout."""
-    job, job_env = cluster.mpi_job(layout, argv, **kwargs)
-    job_env = {k: v for k, v in job_env.items() if not k.startswith("PYHCCL_")}
-    job_env.update(env or {})
+    """Run an MPI job on the cluster, in environment `env` (default: bounded_env()) plus
+    HCCL_SOCKET_IFNAME (unless ifname=False); return (returncode, output). Fails the test
+    on timeout."""
+    job, job_env = cluster.mpi_job(layout, argv, base=env or bounded_env(), **kwargs)
     proc = subprocess.Popen(job, env=job_env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True, start_new_session=True)
     try:

@@ -276,16 +276,17 @@ class Cluster:
     def popen(self, host, argv, **kwargs):
         return subprocess.Popen(self.command(host, argv), **kwargs)
 
-    def job_env(self, env=None, ifname=True):
-        """This environment with HCCL_SOCKET_IFNAME=eth0 (the hosts' link) unless
-        ifname=False, then `env`; less an enclosing MPI job's variables (PMI_*, ...)."""
-        out = dict(os.environ)
+    def job_env(self, env=None, ifname=True, base=None):
+        """`base` (default: this process's environment) with HCCL_SOCKET_IFNAME=eth0 (the
+        hosts' link) unless ifname=False, then `env`; less an enclosing MPI job's
+        variables (PMI_*, ...)."""
+        out = dict(os.environ if base is None else base)
         if ifname:
             out["HCCL_SOCKET_IFNAME"] = IFNAME
         out.update(env or {})
         return {k: v for k, v in out.items() if not k.startswith(OUTER_MPI_PREFIXES)}
 
-    def mpi_job(self, layout, argv, env=None, mpiexec=None, extra=(), ifname=True):
+    def mpi_job(self, layout, argv, env=None, mpiexec=None, extra=(), ifname=True, base=None):
         """(argv, env) that start `argv` under mpiexec, `layout` ranks per host, in order:
         "2x2" puts ranks 0, 1 on host 0 and 2, 3 on host 1. MPICH's hydra by default
         (the mpiexec beside this Python); Open MPI's mpirun if `mpiexec` is one."""
@@ -294,7 +295,7 @@ class Cluster:
             raise ValueError(f"layout {layout!r} needs {len(counts)} hosts; the cluster has "
                              f"{len(self.hosts)}")
         mpiexec = str(mpiexec or default_mpiexec())
-        full_env = self.job_env(env, ifname)
+        full_env = self.job_env(env, ifname, base)
         hosts = ",".join(f"{h.name}:{c}" for h, c in zip(self.hosts, counts))
         if mpi_flavour(mpiexec) == "openmpi":
             cmd = [mpiexec, "--bind-to", "none", "--mca", "plm_rsh_agent", str(NSEXEC),

@@ -52,8 +52,7 @@ def test_every_collective(cluster, layout, ifname, big):
     """worker_collectives.py: every collective, dtype class, count (0 .. ~3 MiB), in and
     out of place, numpy and aclrtMalloc buffers; exact and bit-identical on every rank."""
     argv = [PYTHON, HERE / "worker_collectives.py"] + (["--big"] if big else [])
-    rc, out = mhtest.run_mpi(cluster, layout, argv, env=mhtest.bounded_env(), ifname=ifname,
-                             timeout=200)
+    rc, out = mhtest.run_mpi(cluster, layout, argv, ifname=ifname, timeout=200)
     check_results(out, 4, f"collectives on {layout}")
     assert rc == 0, mhtest.tail(out)
 
@@ -78,8 +77,7 @@ def allreduce_c(tmp_path_factory):
 @pytest.mark.parametrize("layout", ["1x4", pytest.param("2x2", marks=cross_host)])
 def test_c_seed_flow(cluster, allreduce_c, layout):
     """HcclGetRootInfo on rank 0, MPI_Bcast, HcclCommInitRootInfo, HcclAllReduce: unchanged."""
-    rc, out = mhtest.run_mpi(cluster, layout, [allreduce_c], env=mhtest.bounded_env(),
-                             timeout=90)
+    rc, out = mhtest.run_mpi(cluster, layout, [allreduce_c], timeout=90)
     assert rc == 0 and "result verified" in out, mhtest.tail(out)
 
 
