@@ -193,7 +193,8 @@ def test_environment_variables_are_documented():
 
 # HCCL_* variables that CANN's HCCL defines and we honour; our own tuning knobs use PYHCCL_*.
 REAL_HCCL_VARIABLES = {"HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT", "HCCL_IF_IP",
-                       "HCCL_IF_BASE_PORT", "HCCL_DETERMINISTIC", "HCCL_BUFFSIZE"}
+                       "HCCL_IF_BASE_PORT", "HCCL_DETERMINISTIC", "HCCL_BUFFSIZE", "HCCL_ALGO",
+                       "HCCL_SOCKET_IFNAME", "HCCL_SOCKET_FAMILY"}
 
 
 def test_only_real_hccl_variables_use_the_hccl_prefix():
