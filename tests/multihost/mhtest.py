@@ -16,10 +16,11 @@ import pytest
 
 import simhosts
 
-# Switch: True once pyhccl connects ranks on different hosts (issue 5's TCP transport).
-# Until then the cross-host pyhccl tests are expected to fail at communicator set-up
-# (HCCL_E_NOT_SUPPORT, "the N ranks run on M hosts"); set it to make them count.
-CROSS_HOST_TRANSPORT = False
+# Switch: True since pyhccl connects ranks on different hosts (issue 5's TCP transport).
+# Without that transport a communicator across hosts fails at set-up (HCCL_E_NOT_SUPPORT,
+# "the N ranks run on M hosts"): set it to False there to mark the cross-host pyhccl
+# tests as expected failures.
+CROSS_HOST_TRANSPORT = True
 cross_host = pytest.mark.xfail(
     not CROSS_HOST_TRANSPORT, strict=False,
     reason="pyhccl has no transport between hosts yet (issue 5); flip "
