@@ -142,7 +142,7 @@ def test_suite_across_hosts(exe, tmp_path, layout, mem):
     """Every collective across tagged hosts: shared memory inside a host, TCP between them."""
     hosts = LAYOUTS[layout]
     results = run_ranks(exe, tmp_path, len(hosts), "suite", mem,
-                        env={"CHECK_FOLD_ORDER": "any"},
+                        env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": str(len(set(hosts)))},
                         rank_env=lambda r: {"PYHCCL_HOST_TAG": f"h{hosts[r]}"})
     assert_all_pass(results, f"suite {layout} {mem}")
 
@@ -157,6 +157,24 @@ def test_suite_across_hosts(exe, tmp_path, layout, mem):
 def test_suite_over_tcp(exe, tmp_path, env):
     """Every collective with TCP between every pair of ranks (one host)."""
     assert_all_pass(run_ranks(exe, tmp_path, 3, "suite", "host", env=env), f"suite {env}")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("bad", [0, 3])
+def test_wrong_secret_on_a_data_connection(exe, tmp_path, bad):
+    """A rank that presents (and expects) a wrong job secret on its TCP data connections:
+    set-up fails on every rank, quickly, with one message that says so."""
+    hosts = LAYOUTS["2x2"]
+    t0 = time.monotonic()
+    results = run_ranks(exe, tmp_path, 4, "initfail", env={"HCCL_CONNECT_TIMEOUT": "30"},
+                        rank_env=lambda r: {"PYHCCL_HOST_TAG": f"h{hosts[r]}",
+                                            **({"PYHCCL_FAULT": "bad_data_secret"} if r == bad else {})},
+                        timeout=60)
+    assert_all_pass(results, "wrong data secret")
+    verdicts = {out.split(": ", 3)[-1] for _, out in results for out in out.splitlines()
+                if "init failed" in out and "PASS" not in out}
+    assert len(verdicts) == 1 and "secret" in verdicts.pop(), results
+    assert time.monotonic() - t0 < 20
 
 
 @pytest.mark.timeout(120)
@@ -187,12 +205,14 @@ def test_rank_killed(exe, tmp_path):
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("what", ["count", "count0", "bcastroot", "reduceroot", "scatterroot",
+                                  "dtype", "op", "send", "p2pdtype"])
 @pytest.mark.parametrize("nranks", [2, 4])
-def test_mismatched_collectives(exe, tmp_path, nranks):
-    """Ranks passing different counts get an error naming the mismatch, not garbage."""
-    results = run_ranks(exe, tmp_path, nranks, "mismatch", timeout=60)
-    assert_all_pass(results, "mismatch")
-    assert any("differs between ranks" in out for _, out in results), results
+def test_mismatched_collectives(exe, tmp_path, nranks, what):
+    """Rank 0 calls something else than the others: every rank fails with HCCL_E_PARA and a
+    message saying what differs, within seconds (no garbage, no wait for a timeout)."""
+    results = run_ranks(exe, tmp_path, nranks, "mismatch", what, timeout=60)
+    assert_all_pass(results, f"mismatch {what}")
 
 
 @pytest.mark.timeout(120)

@@ -257,11 +257,8 @@ def test_forced_single_copy_on_mapped_memory():
 
 @pytest.mark.mpi
 @pytest.mark.skipif(SIZE == 1, reason="needs peers")
-@pytest.mark.xfail(strict=True, reason=(
-    "libhccl caches a peer's mapping by (fd, file_size); a freed physical handle's fd "
-    "number comes back for the next one, so peers read the old file. Key the cache on "
-    "hostrt::MemRegion::file_id (csrc/hccl/transport/shm_arena.cc)"))
 def test_single_copy_after_physical_memory_is_replaced():
+    """A freed physical handle's fd number names a new file: peers map the new one (by inode)."""
     old = os.environ.get("PYHCCL_ALGO")
     os.environ["PYHCCL_ALGO"] = "allreduce:single"
     try:

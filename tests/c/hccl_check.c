@@ -35,6 +35,7 @@
 
 #include "acl/acl.h"
 #include "hccl/hccl.h"
+#include "hccl/hccl_host.h"
 
 static int g_rank, g_n, g_fail, g_checks, g_device_mem;
 
@@ -686,7 +687,47 @@ static void t_errors(HcclComm comm, aclrtStream s) {
 
 /* ---- modes ---------------------------------------------------------------- */
 
+/* ---- topology (pyhccl extension) --------------------------------------- */
+
+/* Consistent with itself, with the transports, and with CHECK_HOSTS (the
+ * number of hosts the test laid out) when set. */
+static void t_topology(HcclComm comm) {
+  PyhcclTopology t;
+  uint32_t host_of[64];
+  HCCL_OK(PyhcclCommGetTopology(comm, &t, host_of, (uint32_t)g_n));
+  const char *want = getenv("CHECK_HOSTS");
+  CHECK(want == NULL || t.nHosts == (uint32_t)atoi(want), "topology: %u hosts, want %s", t.nHosts, want);
+  CHECK(host_of[g_rank] == t.hostId, "topology: host of own rank");
+  uint32_t local = 0, below = 0;
+  for (int r = 0; r < g_n; ++r) {
+    char kind[8];
+    HCCL_OK(PyhcclCommGetTransport(comm, (uint32_t)r, kind, sizeof(kind)));
+    const char *expect = r == g_rank ? "self" : host_of[r] == t.hostId ? "shm" : "tcp";
+    if (getenv("PYHCCL_TRANSPORT") != NULL && r != g_rank) expect = "tcp";
+    CHECK(strcmp(kind, expect) == 0, "transport to rank %d is %s, want %s", r, kind, expect);
+    if (host_of[r] == t.hostId) {
+      ++local;
+      if (r < g_rank) ++below;
+    }
+  }
+  CHECK(t.localSize == local && t.localRank == below, "topology: local %u/%u, want %u/%u",
+        t.localRank, t.localSize, below, local);
+  char name[256];
+  HCCL_OK(PyhcclCommGetHostName(comm, t.hostId, name, sizeof(name)));
+  CHECK(name[0] != '\0', "host name empty");
+  expect_err(PyhcclCommGetHostName(comm, t.nHosts, name, sizeof(name)), HCCL_E_PARA,
+             "PyhcclCommGetHostName", "hostId");
+  expect_err(PyhcclCommGetHostName(comm, t.hostId, name, 1), HCCL_E_PARA,
+             "PyhcclCommGetHostName", "nameLen");
+  expect_err(PyhcclCommGetTopology(comm, &t, host_of, (uint32_t)g_n + 1), HCCL_E_PARA,
+             "PyhcclCommGetTopology", "rankCount");
+  expect_err(PyhcclCommGetTopology(comm, NULL, NULL, 0), HCCL_E_PTR, "PyhcclCommGetTopology", "topo");
+  expect_err(PyhcclCommGetTransport(comm, (uint32_t)g_n, name, sizeof(name)), HCCL_E_PARA,
+             "PyhcclCommGetTransport", "peer");
+}
+
 static void run_suite(HcclComm comm, aclrtStream s, int big) {
+  t_topology(comm);
   static const size_t counts[] = {0, 1, 7, 1000};
   size_t nc = sizeof(counts) / sizeof(counts[0]);
   for (size_t ti = 0; ti < NTYPES; ++ti) {
@@ -830,18 +871,64 @@ static int run_failure(HcclComm comm, aclrtStream s, int kill_mode) {
 
 /* Rank 0 calls a different collective (or count) than the others: everyone
  * must get an error that says so, quickly, instead of garbage or a hang. */
-static int run_mismatch(HcclComm comm, aclrtStream s) {
+/* Rank 0 calls something else than the others (WHAT: another count, count 0,
+ * another root, dtype or op, HcclSend instead of the collective, or a
+ * send/receive pair with other dtypes): every rank must fail quickly with
+ * HCCL_E_PARA and a message that says what differs, not garbage or a hang. */
+static int run_mismatch(HcclComm comm, aclrtStream s, const char *what) {
   float x[64];
   for (int i = 0; i < 64; ++i) x[i] = 1.0f;
   double t0 = now_s();
-  if (g_rank == 0) HCCL_OK(HcclAllReduce(x, x, 10, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
-  else HCCL_OK(HcclAllReduce(x, x, 20, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+  int odd = g_rank == 0;
+  const HcclDataType f32 = HCCL_DATA_TYPE_FP32;
+  if (strcmp(what, "count") == 0) {
+    HCCL_OK(HcclAllReduce(x, x, odd ? 10 : 20, f32, HCCL_REDUCE_SUM, comm, s));
+  } else if (strcmp(what, "count0") == 0) {
+    HCCL_OK(HcclAllReduce(x, x, odd ? 0 : 8, f32, HCCL_REDUCE_SUM, comm, s));
+  } else if (strcmp(what, "bcastroot") == 0) {
+    HCCL_OK(HcclBroadcast(x, 8, f32, odd ? 0 : 1, comm, s));
+  } else if (strcmp(what, "reduceroot") == 0) {
+    HCCL_OK(HcclReduce(x, x, 8, f32, HCCL_REDUCE_SUM, odd ? 0 : 1, comm, s));
+  } else if (strcmp(what, "scatterroot") == 0) {
+    HCCL_OK(HcclScatter(x, x + 32, 4, f32, odd ? 0 : 1, comm, s));
+  } else if (strcmp(what, "dtype") == 0) {
+    HCCL_OK(HcclAllReduce(x, x, 8, odd ? HCCL_DATA_TYPE_INT32 : f32, HCCL_REDUCE_MAX, comm, s));
+  } else if (strcmp(what, "op") == 0) {
+    HCCL_OK(HcclAllReduce(x, x, 8, f32, odd ? HCCL_REDUCE_MAX : HCCL_REDUCE_SUM, comm, s));
+  } else if (strcmp(what, "send") == 0) {
+    if (odd) HCCL_OK(HcclSend(x, 8, f32, 1, comm, s));
+    else HCCL_OK(HcclAllReduce(x, x, 8, f32, HCCL_REDUCE_SUM, comm, s));
+  } else if (strcmp(what, "p2pdtype") == 0) {  /* ranks 0 and 1 only */
+    if (g_rank == 0) HCCL_OK(HcclSend(x, 8, f32, 1, comm, s));
+    if (g_rank == 1) HCCL_OK(HcclRecv(x, 8, HCCL_DATA_TYPE_INT32, 0, comm, s));
+    if (g_rank > 1) {
+      printf("rank %d: PASS mismatch detected (not involved)\n", g_rank);
+      return 0;
+    }
+  }
   aclError e = aclrtSynchronizeStream(s);
-  const char *msg = aclGetRecentErrMsg();
-  CHECK(e != ACL_SUCCESS, "mismatched counts were not detected");
-  CHECK(msg && (strstr(msg, "differs between ranks") || strstr(msg, "failed (")),
-        "message: %s", msg ? msg : "");
-  CHECK(now_s() - t0 < 5.0, "detection took %.1f s", now_s() - t0);
+  char msg_buf[2048];
+  snprintf(msg_buf, sizeof(msg_buf), "%s", aclGetRecentErrMsg());
+  const char *msg = msg_buf;
+  HcclResult ae = HCCL_SUCCESS;
+  HCCL_OK(HcclGetCommAsyncError(comm, &ae));
+  /* A send completes once its data is in the channel: the sender learns of
+   * the receiver's verdict through the communicator's async error. */
+  int sender = g_rank == 0 && (strcmp(what, "send") == 0 || strcmp(what, "p2pdtype") == 0);
+  while (sender && e == ACL_SUCCESS && ae == HCCL_SUCCESS && now_s() - t0 < 4.0) {
+    usleep(10000);
+    HCCL_OK(HcclGetCommAsyncError(comm, &ae));
+  }
+  if (sender && e == ACL_SUCCESS) {
+    e = ACL_ERROR_RT_PARAM_INVALID;  /* what it reported, through the async error */
+    msg = "";
+  }
+  CHECK(e != ACL_SUCCESS, "%s: the mismatch was not detected", what);
+  CHECK(ae == HCCL_E_PARA, "%s: async error %d, want HCCL_E_PARA", what, (int)ae);
+  CHECK(sender || strstr(msg, "differs between ranks") || strstr(msg, "send/recv") ||
+            strstr(msg, "HcclSend and HcclRecv"),
+        "%s: message: %s", what, msg);
+  CHECK(now_s() - t0 < 5.0, "%s: detection took %.1f s", what, now_s() - t0);
   printf("rank %d: mismatch -> %d: %s\n", g_rank, (int)e, msg ? msg : "");
   if (g_fail == 0) printf("rank %d: PASS mismatch detected\n", g_rank);
   return g_fail != 0;
@@ -976,6 +1063,19 @@ int main(int argc, char **argv) {
   ACL_OK(aclrtCreateStream(&s));
   /* timeout cfg: the 2 s limit comes from the config, not HCCL_EXEC_TIMEOUT. */
   int cfg_timeout = strcmp(mode, "timeout") == 0 && argc > 5 && strcmp(argv[5], "cfg") == 0;
+  if (strcmp(mode, "initfail") == 0) {
+    /* Set-up must fail on every rank with one verdict, which the test reads. */
+    HcclRootInfo ri;
+    HcclComm bad = NULL;
+    get_root_info(rootfile, &ri);
+    double t0 = now_s();
+    HcclResult r = HcclCommInitRootInfo(g_n, &ri, g_rank, &bad);
+    CHECK(r != HCCL_SUCCESS && bad == NULL, "set-up succeeded (%d)", (int)r);
+    printf("rank %d: init failed %d after %.1f s: %s\n", g_rank, (int)r, now_s() - t0,
+           aclGetRecentErrMsg());
+    if (g_fail == 0) printf("rank %d: PASS init failed\n", g_rank);
+    return g_fail != 0;
+  }
   HcclComm comm = strcmp(mode, "suite") == 0 || cfg_timeout
                       ? make_comm(rootfile, "check_a", 0, cfg_timeout ? 2 : 0)
                       : make_comm(rootfile, NULL, 0, 0);
@@ -1003,8 +1103,8 @@ int main(int argc, char **argv) {
   } else if (strcmp(mode, "timeout") == 0 || strcmp(mode, "kill") == 0) {
     rc = run_failure(comm, s, strcmp(mode, "kill") == 0);
     comm = NULL; /* destroyed there */
-  } else if (strcmp(mode, "mismatch") == 0) {
-    rc = run_mismatch(comm, s);
+  } else if (strcmp(mode, "mismatch") == 0 && argc > 5) {
+    rc = run_mismatch(comm, s, argv[5]);
   } else if (strcmp(mode, "mismatch_v") == 0 && argc > 6) {
     rc = run_mismatch_v(comm, s, argv[5], argv[6]);
   } else if (strcmp(mode, "config") == 0 && argc > 5) {

@@ -329,7 +329,15 @@ static void check_concurrent_unmap(void) {
   pthread_t t;
   CHECK(pthread_create(&t, NULL, copy_loop, &hm) == 0);
   int unmapped = 0, busy = 0;
-  for (int i = 0; i < 3000; ++i) {
+  /* At least 3000 rounds, and on a loaded machine until both sides got a turn (10 s at most). */
+  struct timespec t0;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (int i = 0;; ++i) {
+    int both = unmapped > 0 && __atomic_load_n(&hm.ok, __ATOMIC_RELAXED) +
+                                       __atomic_load_n(&hm.refused, __ATOMIC_RELAXED) > 0;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if ((i >= 3000 && both) || now.tv_sec - t0.tv_sec > 10) break;
     aclError e = aclrtUnmapMem(v);
     if (e == ACL_SUCCESS) {
       ++unmapped;

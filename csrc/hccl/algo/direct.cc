@@ -34,8 +34,7 @@ bool describe(const void *p, size_t bytes, MemDesc *d) {
 
 HcclResult direct_open(Ctx &x, const void *send, size_t send_bytes, void *recv, size_t recv_bytes,
                        bool *ok, PeerViews *views) {
-  DirectDesc mine;
-  std::memset(&mine, 0, sizeof(mine));
+  DirectDesc mine{};
   mine.usable = describe(send, send_bytes, &mine.send) && describe(recv, recv_bytes, &mine.recv);
   std::vector<DirectDesc> all(x.n);
   HcclResult rc = exchange(x, all_ranks(x), &mine, sizeof(mine), all.data());

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "hccl/hccl_types.h"
@@ -70,6 +71,8 @@ struct OpDesc {
   // V variants, copied at enqueue time (elements, nRanks entries each).
   std::vector<uint64_t> send_counts, send_displs, recv_counts, recv_displs;
   std::vector<P2pItem> items;
+  // Keep mapped device memory of the buffers mapped until the op has run.
+  std::vector<std::shared_ptr<const void>> pins;
 };
 
 }  // namespace hccl

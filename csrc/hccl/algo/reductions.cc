@@ -17,27 +17,25 @@ namespace hccl {
 namespace {
 
 // Every rank's buffer to every rank (or to the root), reduced in rank order.
+// For Reduce every other pair exchanges headers in the same step, so that a
+// rank that disagrees about the root is told, on every rank.
 HcclResult flat_reduce(Ctx &x, const char *in, char *out, size_t count, int root) {
   const size_t bytes = count * x.es;
   std::vector<const void *> srcs(x.n);
-  if (root < 0) {
-    std::vector<char> all(bytes * x.n);
-    HcclResult rc = exchange(x, all_ranks(x), in, bytes, all.data());
-    if (rc != HCCL_SUCCESS) return rc;
-    for (int p = 0; p < x.n; ++p) srcs[p] = p == x.me ? in : all.data() + p * bytes;
-    reduce(x.op.dtype, x.op.op, out, srcs.data(), x.n, count);
-    return HCCL_SUCCESS;
-  }
-  Batch b(x);
-  if (x.me != root) {
-    b.send(root, in, bytes);
-    return b.run();
-  }
-  std::vector<char> all(bytes * x.n);
-  for (int p = 0; p < x.n; ++p)
-    if (p != x.me) b.recv(p, all.data() + p * bytes, bytes);
-  HcclResult rc = b.run();
-  if (rc != HCCL_SUCCESS) return rc;
+  std::vector<char> all(root < 0 || root == x.me ? bytes * x.n : 0);
+  HcclResult rc = root < 0
+      ? exchange(x, all_ranks(x), in, bytes, all.data())
+      : rooted_exchange(
+            x, root,
+            [&](Batch &b, int p) {
+              b.send(p, nullptr, 0);
+              b.recv(p, all.data() + p * bytes, bytes);
+            },
+            [&](Batch &b) {
+              b.recv(root, nullptr, 0);
+              b.send(root, in, bytes);
+            });
+  if (rc != HCCL_SUCCESS || (root >= 0 && root != x.me)) return rc;
   for (int p = 0; p < x.n; ++p) srcs[p] = p == x.me ? in : all.data() + p * bytes;
   reduce(x.op.dtype, x.op.op, out, srcs.data(), x.n, count);
   return HCCL_SUCCESS;
@@ -51,7 +49,7 @@ HcclResult reduce_common(Ctx &x, Coll c, const char *in, char *out, size_t count
   }
   if (count == 0) return compare_signatures(x);
   Algo a = select_algo(x, c, bytes);
-  if (a == Algo::kFlat) return flat_reduce(x, in, out, count, root);
+  if (a == Algo::kFlat && (root < 0 || x.n <= kFlatRanks)) return flat_reduce(x, in, out, count, root);
   if (a == Algo::kDirect) {
     bool ok = false;
     PeerViews v;

@@ -133,6 +133,7 @@ HcclResult setup_tcp(Comm &c, const std::vector<RankInfo> &info, const RootInfoV
       net::close_fd(listen_fd);
       return fail_setup(c, HCCL_E_INTERNAL, "rank " + std::to_string(p) + " published no usable address");
     }
+  for (uint32_t p = 0; p < c.nranks; ++p) s.hosts.push_back(c.topo.host_names[c.topo.host_of[p]]);
   std::memcpy(s.secret, root.secret, sizeof(s.secret));
   std::memcpy(s.nonce, info[0].nonce, sizeof(s.nonce));
   s.nsock = static_cast<int>(info[0].sockets_per_peer);
@@ -149,15 +150,37 @@ HcclResult setup_tcp(Comm &c, const std::vector<RankInfo> &info, const RootInfoV
 
 }  // namespace
 
+namespace {
+
+HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
+                     const HcclCommConfig *config, const char *api, HcclComm *out);
+
+}  // namespace
+
 HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,
+                     const HcclCommConfig *config, const char *api, HcclComm *out) {
+  RootInfoView view;
+  HcclResult r = root_info_parse(root, &view, api);
+  if (r != HCCL_SUCCESS) return r;
+  r = init_impl(view, nranks, rank, config, api, out);
+  if (r != HCCL_SUCCESS) {
+    // The rendezvous lives in the root's process: give it a moment to tell
+    // the other ranks before this process (likely) exits on the error.
+    std::string msg = hostrt::last_error();
+    bootstrap_linger(view, std::chrono::seconds(2));
+    hostrt::set_error("%s", msg.c_str());
+  }
+  return r;
+}
+
+namespace {
+
+HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
                      const HcclCommConfig *config, const char *api, HcclComm *out) {
   auto c = std::make_shared<Comm>();
   c->rank = rank;
   c->nranks = nranks;
   HcclResult r = read_comm_config(config, api, &c->settings);
-  if (r != HCCL_SUCCESS) return r;
-  RootInfoView view;
-  r = root_info_parse(root, &view, api);
   if (r != HCCL_SUCCESS) return r;
   // No device set: the communicator belongs to device 0 (the NULL stream
   // then still needs aclrtSetDevice, as in CANN).
@@ -205,8 +228,12 @@ HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,
   }
   if (any_local && (r = setup_shm(*c, info, job)) != HCCL_SUCCESS) return r;
   if (any_remote && (r = setup_tcp(*c, info, view, remote, api)) != HCCL_SUCCESS) return r;
+  // Last round: a rank that failed its connections has failed the job at the
+  // root; nobody returns a communicator before everyone got this far.
+  if ((r = bootstrap_allgather(c->bootstrap, nullptr, 0, nullptr)) != HCCL_SUCCESS) return r;
   *out = comm_register(c);
   return HCCL_SUCCESS;
 }
 
+}  // namespace
 }  // namespace hccl

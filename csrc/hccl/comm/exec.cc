@@ -26,22 +26,27 @@ aclError to_acl(HcclResult r) {
   }
 }
 
-// Waits until it is this ticket's turn; also snapshots the comm's state.
-// false if that takes longer than the exec timeout (an earlier op of this
-// comm is stuck on another stream).
-bool wait_turn(Comm &c, uint64_t ticket, bool *destroyed, HcclResult *prior, std::string *why) {
+enum class Turn { kMine, kFailed, kTimedOut };
+
+// Waits until it is this ticket's turn, or the communicator failed (then the
+// op gives its turn up at once); also snapshots the comm's state. kTimedOut
+// if that takes longer than the exec timeout (an earlier op of this comm is
+// stuck on another stream).
+Turn wait_turn(Comm &c, uint64_t ticket, bool *destroyed, HcclResult *prior, std::string *why) {
   std::unique_lock<std::mutex> lock(c.mu);
+  Turn t = Turn::kMine;
   if (c.turn != ticket) {
     auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(c.settings.exec_timeout_s);
-    if (!c.cv.wait_until(lock, limit, [&] { return c.turn == ticket; })) {
+    c.cv.wait_until(lock, limit, [&] { return c.turn == ticket || c.async_error != HCCL_SUCCESS; });
+    if (c.turn != ticket) {
       c.abandoned.push_back(ticket);
-      return false;
+      t = c.async_error != HCCL_SUCCESS ? Turn::kFailed : Turn::kTimedOut;
     }
   }
   *destroyed = c.destroyed;
   *prior = c.async_error;
   if (*prior != HCCL_SUCCESS) *why = c.async_msg;
-  return true;
+  return t;
 }
 
 void finish(Comm &c, uint64_t ticket, bool had_turn) {
@@ -88,7 +93,8 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
   bool destroyed = false;
   HcclResult prior = HCCL_SUCCESS;
   std::string earlier;
-  if (!wait_turn(c, ticket, &destroyed, &prior, &earlier)) {
+  Turn turn = wait_turn(c, ticket, &destroyed, &prior, &earlier);
+  if (turn == Turn::kTimedOut) {
     std::string msg = std::string(op.api) + ": timed out after " +
                       std::to_string(c.settings.exec_timeout_s) +
                       " s waiting for an earlier operation of the communicator (on another stream)";
@@ -96,6 +102,11 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
     hostrt::set_error("%s", msg.c_str());
     finish(c, ticket, false);
     return ACL_ERROR_RT_WAIT_TIMEOUT;
+  }
+  if (turn == Turn::kFailed) {
+    hostrt::set_error("%s: the communicator failed earlier: %s", op.api, earlier.c_str());
+    finish(c, ticket, false);
+    return to_acl(prior);
   }
   aclError ret = ACL_SUCCESS;
   if (destroyed) {
@@ -107,9 +118,13 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
   } else {
     Ctx x(c, op);
     HcclResult r = run_op_algorithm(x);
+    // No rank succeeds where another failed: a peer that reported a failure
+    // in this collective (it may have timed out while this rank was late)
+    // fails it here too.
+    if (r == HCCL_SUCCESS && x.sig.seq != 0) r = c.engine->settle(x.sig.seq, &x.err);
     if (r != HCCL_SUCCESS) {
       std::string msg = std::string(op.api) + ": " + x.err.what;
-      c.fail(r, msg);
+      c.fail(r, msg, x.sig.seq);
       hostrt::set_error("%s", msg.c_str());
       ret = to_acl(r);
     }

@@ -32,8 +32,7 @@ size_t Region::bytes() const {
 }
 
 MsgHeader make_header(const Transfer &t) {
-  MsgHeader h;
-  std::memset(&h, 0, sizeof(h));
+  MsgHeader h{};
   h.magic = kMsgMagic;
   h.sig = t.sig;
   h.bytes = t.bytes;

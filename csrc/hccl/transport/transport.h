@@ -67,6 +67,9 @@ struct WaitError {
   int peer = -1;
   OpSig mine, theirs;
   uint64_t got_bytes = 0, want_bytes = 0;
+  // When the error is a peer's reported failure: the collective it failed in
+  // (0 when unknown).
+  uint64_t failed_seq = 0;
 };
 
 class Region;
@@ -132,11 +135,20 @@ class Connection {
   // Moves what can move without blocking; *moved tells whether anything did.
   // Errors: the peer's message did not match, its connection broke, ...
   virtual HcclResult progress(bool *moved, WaitError *err) = 0;
-  // Whether the peer has failed (told us so) or died. Cheap enough for
-  // every wake-up; slower probes (liveness) only when `probe` is set.
+  // Whether the peer has failed (told us so), died, or left (destroyed its
+  // communicator) while a queued transfer still waits on it. A peer that left
+  // normally is no failure otherwise: what it sent before may still be on its
+  // way. Cheap enough for every wake-up; slower probes only when `probe` is set.
   virtual bool peer_failed(bool probe, WaitError *err) = 0;
-  // Tells the peer, best effort and without blocking, that this rank failed.
-  virtual void notify_failure(HcclResult code, const std::string &why) = 0;
+  // Tells the peer, best effort and without blocking, that this rank failed
+  // in collective `seq`.
+  virtual void notify_failure(HcclResult code, const std::string &why, uint64_t seq) = 0;
+  // Whether the peer reported a failure (or died): safe from any thread, for
+  // querying a communicator's state while another thread runs an operation.
+  virtual bool peer_reported_failure(WaitError *err) {
+    (void)err;
+    return false;
+  }
   // Forgets queued transfers (the engine gave up on them).
   virtual void clear() = 0;
   // File descriptors to poll while waiting for this connection (TCP); the

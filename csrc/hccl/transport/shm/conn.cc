@@ -21,6 +21,24 @@ ShmConnection::ShmConnection(Hub &hub, int peer)
       rx_head_(hub.head(peer, hub.rank())),
       rx_tail_(hub.tail(hub.rank(), peer)) {}
 
+bool ShmConnection::peer_failed(bool probe, WaitError *err) {
+  // `left` first: a peer sets `failed` before `left`, so a peer seen to have
+  // left and not failed really left normally.
+  const bool left = hub_.peer_left(peer_);
+  if (hub_.peer_failed(peer_, probe, err)) return true;
+  if (!left) return false;
+  // Gone for good: only what it published before is still to come.
+  const bool recv_stuck = !recvs_.empty() &&
+                          !reached(rx_head_->value.load(std::memory_order_acquire), rx_count_ + 1);
+  const bool send_stuck = !sends_.empty() &&
+                          !reached(tx_tail_->value.load(std::memory_order_acquire), tx_count_ + 1 - slots_);
+  if (!recv_stuck && !send_stuck) return false;
+  err->code = HCCL_E_REMOTE;
+  err->what = "rank " + std::to_string(peer_) + " destroyed its communicator while this rank still " +
+              (recv_stuck ? "expected data from it" : "sent data to it");
+  return true;
+}
+
 HcclResult ShmConnection::progress(bool *moved, WaitError *err) {
   *moved = send_some(err);
   return recv_some(moved, err);

@@ -19,8 +19,11 @@ class ShmConnection final : public Connection {
   const char *kind() const override { return "shm"; }
   void post(Transfer *t) override { (t->kind == Transfer::kSend ? sends_ : recvs_).push_back(t); }
   HcclResult progress(bool *moved, WaitError *err) override;
-  bool peer_failed(bool probe, WaitError *err) override { return hub_.peer_failed(peer_, probe, err); }
-  void notify_failure(HcclResult code, const std::string &why) override { hub_.fail(code, why); }
+  bool peer_failed(bool probe, WaitError *err) override;
+  void notify_failure(HcclResult code, const std::string &why, uint64_t seq) override {
+    hub_.fail(code, why, seq);
+  }
+  bool peer_reported_failure(WaitError *err) override { return hub_.peer_failed(peer_, true, err); }
   void clear() override {
     sends_.clear();
     recvs_.clear();

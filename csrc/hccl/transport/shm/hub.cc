@@ -126,6 +126,8 @@ void Hub::unlink_own() {
 }
 
 Hub::~Hub() {
+  // Peers tell a rank that left from one that died.
+  if (peers_[rank_].map.base != nullptr) ctl(rank_)->left.store(1, std::memory_order_seq_cst);
   unlink_own();
   if (wake_fd_ >= 0) close(wake_fd_);
   for (Peer &p : peers_) {
@@ -157,9 +159,10 @@ void Hub::drain_wake() {
   }
 }
 
-void Hub::fail(HcclResult code, const std::string &why) {
+void Hub::fail(HcclResult code, const std::string &why, uint64_t seq) {
   Control *c = ctl(rank_);
   if (c->failed.load(std::memory_order_acquire) != 0) return;
+  c->failed_seq = seq;
   size_t n = why.size() < sizeof(c->reason) - 1 ? why.size() : sizeof(c->reason) - 1;
   std::memcpy(c->reason, why.data(), n);
   c->reason[n] = '\0';
@@ -200,9 +203,10 @@ bool Hub::peer_failed(int r, bool probe, WaitError *err) {
     // The peer's verdict is everyone's: same code, its reason.
     err->code = static_cast<HcclResult>(code);
     err->what = "rank " + std::to_string(r) + " failed (" + reason + ")";
+    err->failed_seq = c->failed_seq;
     return true;
   }
-  return probe && peer_dead(r, err);
+  return probe && !peer_left(r) && peer_dead(r, err);
 }
 
 void *Hub::map_peer_memory(int r, const MemDesc &d) {

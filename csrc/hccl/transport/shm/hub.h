@@ -70,10 +70,13 @@ class Hub {
   // Drains wake-up datagrams after poll() returned.
   void drain_wake();
 
-  // Publishes this rank's failure (first one sticks) and wakes its peers.
-  void fail(HcclResult code, const std::string &why);
-  // Whether local peer r has failed, or (probe) died.
+  // Publishes this rank's failure in collective `seq` (first one sticks) and
+  // wakes its peers.
+  void fail(HcclResult code, const std::string &why, uint64_t seq);
+  // Whether local peer r has failed, or (probe) died without leaving.
   bool peer_failed(int r, bool probe, WaitError *err);
+  // Whether local peer r destroyed its communicator.
+  bool peer_left(int r) const { return ctl(r)->left.load(std::memory_order_acquire) != 0; }
 
   // Maps a local peer's device memory (cached per peer and file).
   void *map_peer_memory(int r, const MemDesc &d);

@@ -25,6 +25,8 @@ TcpConnection::TcpConnection(int peer, const std::string &where, int ctrl_fd,
 }
 
 TcpConnection::~TcpConnection() {
+  // Goodbye (a notice with code 0): the peer tells a rank that left from one that died.
+  if (!closed_) notify_failure(HCCL_SUCCESS, "", 0);
   net::close_fd(ctrl_fd_);
   for (Sock &s : socks_) net::close_fd(s.fd);
 }
@@ -47,6 +49,7 @@ void TcpConnection::clear() {
 }
 
 HcclResult TcpConnection::broken(int e, const char *what, WaitError *err) {
+  std::lock_guard<std::mutex> lock(ctrl_mu_);
   if (!closed_) {
     closed_ = true;
     close_err_.code = HCCL_E_REMOTE;
@@ -63,9 +66,12 @@ HcclResult TcpConnection::broken(int e, const char *what, WaitError *err) {
 
 HcclResult TcpConnection::progress(bool *moved, WaitError *err) {
   *moved = false;
-  if (closed_) {
-    *err = close_err_;
-    return err->code;
+  {
+    std::lock_guard<std::mutex> lock(ctrl_mu_);
+    if (closed_) {
+      *err = close_err_;
+      return err->code;
+    }
   }
   for (Sock &s : socks_) {
     HcclResult rc = send_some(s, moved, err);
@@ -193,14 +199,17 @@ void TcpConnection::poll_fds(std::vector<pollfd> *fds) {
 }
 
 bool TcpConnection::peer_failed(bool probe, WaitError *err) {
-  (void)probe;
+  std::unique_lock<std::mutex> lock(ctrl_mu_);
   if (closed_) {
     *err = close_err_;
     return true;
   }
-  // Failure notices (or the peer going away) arrive on the control socket.
+  // Notices (and the peer going away) arrive on the control socket; read it
+  // when poll() saw it readable (probe) or on the periodic probe.
+  bool eof = false;
+  int eof_err = 0;
   char buf[512];
-  for (;;) {
+  while (probe) {
     ssize_t r = recv(ctrl_fd_, buf, sizeof(buf), MSG_DONTWAIT);
     if (r > 0) {
       notice_.insert(notice_.end(), buf, buf + r);
@@ -208,32 +217,49 @@ bool TcpConnection::peer_failed(bool probe, WaitError *err) {
     }
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    broken(r == 0 ? 0 : errno, "waiting", err);
+    eof = eof_ = true;
+    eof_err = r == 0 ? 0 : errno;
     break;
   }
-  if (notice_.size() >= sizeof(Notice)) {
+  while (notice_.size() >= sizeof(Notice)) {
     Notice n;
     std::memcpy(&n, notice_.data(), sizeof(n));
     size_t len = std::min<size_t>(n.len, kMaxNoticeText);
-    if (n.magic == kNoticeMagic && notice_.size() >= sizeof(n) + len) {
-      std::string why(notice_.data() + sizeof(n), len);
-      closed_ = true;
-      close_err_.code = n.code != 0 ? static_cast<HcclResult>(n.code) : HCCL_E_REMOTE;
-      close_err_.what = "rank " + std::to_string(peer_) + " failed (" + why + ")";
-    } else if (n.magic != kNoticeMagic) {
+    if (n.magic != kNoticeMagic) {
       closed_ = true;
       close_err_.code = HCCL_E_INTERNAL;
       close_err_.what = "garbled control message from " + where_;
+      break;
     }
+    if (notice_.size() < sizeof(n) + len) break;
+    std::string why(notice_.data() + sizeof(n), len);
+    notice_.erase(notice_.begin(), notice_.begin() + sizeof(n) + len);
+    if (n.code == 0) {
+      left_ = true;
+      continue;
+    }
+    closed_ = true;
+    close_err_.code = static_cast<HcclResult>(n.code);
+    close_err_.what = "rank " + std::to_string(peer_) + " failed (" + why + ")";
+    close_err_.failed_seq = n.seq;
+    break;
+  }
+  // Gone without a goodbye: it died. (After a goodbye, what it sent before is
+  // still read from the data sockets, whose end of file fails a receive
+  // that waits for more.)
+  if (!closed_ && eof && !left_) {
+    lock.unlock();
+    broken(eof_err, "waiting", err);
+    lock.lock();
   }
   if (!closed_) return false;
   *err = close_err_;
   return true;
 }
 
-void TcpConnection::notify_failure(HcclResult code, const std::string &why) {
+void TcpConnection::notify_failure(HcclResult code, const std::string &why, uint64_t seq) {
   Notice n{kNoticeMagic, static_cast<uint32_t>(code),
-           static_cast<uint32_t>(std::min<size_t>(why.size(), kMaxNoticeText)), 0};
+           static_cast<uint32_t>(std::min<size_t>(why.size(), kMaxNoticeText)), 0, seq};
   std::vector<char> frame(sizeof(n) + n.len);
   std::memcpy(frame.data(), &n, sizeof(n));
   std::memcpy(frame.data() + sizeof(n), why.data(), n.len);

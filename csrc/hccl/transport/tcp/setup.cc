@@ -74,7 +74,9 @@ class Connector {
 
  private:
   std::string where(int peer) const {
-    return "rank " + std::to_string(peer) + " at " + s_.addrs[peer].str();
+    std::string w = "rank " + std::to_string(peer) + " at " + s_.addrs[peer].str();
+    if (static_cast<size_t>(peer) < s_.hosts.size()) w += " (host " + s_.hosts[peer] + ")";
+    return w;
   }
   void start(Dial &d);
   HcclResult on_dial_event(Dial &d, short revents, std::string *why);

@@ -25,6 +25,7 @@ struct Setup {
   int nranks = 1;
   std::vector<char> remote;          // by rank: 1 when a TCP connection is needed
   std::vector<net::SockAddr> addrs;  // by rank: each rank's data listener
+  std::vector<std::string> hosts;    // by rank: its host's name, for messages
   uint8_t secret[32] = {};
   uint8_t nonce[16] = {};
   int nsock = 2;
