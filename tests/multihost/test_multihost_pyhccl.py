@@ -98,9 +98,6 @@ def hccl_check(tmp_path_factory):
 
 @pytest.mark.timeout(300, method="signal")
 @cross_host
-@pytest.mark.xfail(strict=False, reason=(
-    "seen in about 1 run of 7: 'two comms b' (AllReduces on two communicators at once, "
-    "300001 floats) delivers wrong data on one rank, then 'closed the connection'"))
 def test_c_checks_across_hosts(cluster, hccl_check, tmp_path):
     """The C suite (AlltoAllV, AllGatherV, ReduceScatterV too; aclrtMalloc memory) on 2 x 2,
     one process per rank, the root info handed over in a file. Sums need not fold in rank
@@ -179,9 +176,6 @@ def test_link_down_mid_collective(cluster, tmp_path):
 
 @pytest.mark.timeout(120, method="signal")
 @cross_host
-@pytest.mark.xfail(strict=False, reason=(
-    "seen in about half the runs: a rank on the bad rank's host completes set-up, then its "
-    "first AllReduce fails with 'rank 0 ... closed the connection', not a secret error"))
 def test_wrong_job_secret_on_a_data_connection(cluster, tmp_path):
     """PYHCCL_FAULT=bad_data_secret on rank 3 (host 1): set-up fails on every rank with an
     error about the secret."""
