@@ -12,7 +12,7 @@ MPIEXEC := $(VENV)/bin/mpiexec
 RANKS   ?= 1 2 4
 PYTEST_ARGS ?=
 
-.PHONY: all build demo test test-examples test-c test-cann wheel test-wheel clean
+.PHONY: all build demo test test-examples test-multihost test-c test-cann wheel test-wheel clean
 all: build
 
 $(VENV)/.installed: requirements-dev.txt
@@ -96,6 +96,11 @@ wheel: $(VENV)/.installed
 # Installs the wheel into a fresh venv with no compiler on PATH and runs the demo.
 test-wheel: wheel
 	timeout 600 tools/wheel_check.sh wheelhouse/*.whl
+
+# Only the tests on simulated hosts (root; see docs/MULTIHOST_TESTING.md). make test runs
+# them too, in its 1-rank pass.
+test-multihost: build
+	timeout 900 $(PY) -m pytest -q $(PYTEST_ARGS) tests/multihost
 
 clean:
 	rm -rf build wheelhouse pyhccl/lib pyhccl/include pyhccl/_core.c pyhccl/_core.cpp \
