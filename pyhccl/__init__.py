@@ -16,6 +16,7 @@ from pyhccl._core import (  # noqa: F401
     CommConfig,
     DataType,
     DeviceArray,
+    Error,
     Event,
     HcclError,
     ReduceOp,
@@ -68,7 +69,7 @@ from pyhccl._core import (  # noqa: F401
 __version__ = "0.2.0"
 
 __all__ = [
-    "AclError", "BFLOAT16", "Comm", "CommConfig", "DataType", "DeviceArray", "Event",
+    "AclError", "BFLOAT16", "Comm", "CommConfig", "DataType", "DeviceArray", "Error", "Event",
     "FLOAT16", "FLOAT32", "FLOAT64", "FP8E4M3", "FP8E5M2", "FP8E8M0", "HIF8",
     "HOST_RUNTIME", "HcclError", "INT128", "INT16", "INT32", "INT64", "INT8", "MAX",
     "MIN", "PROD", "ROOT_INFO_BYTES", "ReduceOp", "RootInfo", "SUM", "Stream",

@@ -61,20 +61,29 @@ cdef Py_ssize_t _prod(tuple shape):
 
 
 cdef str _dtype_name(object dt):
-    return "bfloat16" if _is_bf16_dtype(dt) else str(dt)
+    cdef int hdt = _extra_hdt(dt)
+    return _EXTRA_NAMES[hdt] if hdt >= 0 else str(dt)
 
 
 cdef object _host_as(object value, object dt, int hdt):
     """`value` as a numpy array of dtype `dt` (bfloat16: rounded bit patterns)."""
     a = value if isinstance(value, np.ndarray) else _host_asarray(value)
-    if not _HAVE_ML_DTYPES and hdt != HCCL_DATA_TYPE_BFP16 and _is_bf16_dtype(a.dtype):
+    cdef int src = _extra_hdt(a.dtype)
+    if src == hdt:
+        return a.view(dt) if a.dtype != dt else a
+    if src >= 0 and _is_tagged(a.dtype):
+        if src != HCCL_DATA_TYPE_BFP16:
+            raise TypeError(f"cannot convert {_EXTRA_NAMES[src]} bit patterns to "
+                            f"{_dtype_name(dt)} without ml_dtypes")
         a = bfloat16_to_float(a)        # bit patterns -> values, not integers
-    if hdt == HCCL_DATA_TYPE_BFP16 and not _HAVE_ML_DTYPES:
-        if a.dtype.kind == "u" and a.dtype.itemsize == 2:
-            a = a.astype(np.uint16, copy=False)
-        else:
-            a = float_to_bfloat16(a)
-        return a.view(bfloat16)
+    if _is_tagged(dt):
+        # Without ml_dtypes: unsigned ints of the same size are bit patterns.
+        if a.dtype.kind == "u" and a.dtype.itemsize == dt.itemsize:
+            return a.view(dt)
+        if hdt != HCCL_DATA_TYPE_BFP16:
+            raise TypeError(f"converting {a.dtype} values to {_EXTRA_NAMES[hdt]} needs "
+                            f"ml_dtypes; pass uint8 bit patterns instead")
+        return float_to_bfloat16(a).view(dt)
     return a.astype(dt, copy=False)
 
 
@@ -83,8 +92,12 @@ cdef object _host_asarray(object obj):
     if isinstance(obj, np.ndarray):
         return obj
     if (not PyObject_CheckBuffer(obj) and hasattr(obj, "__dlpack__")
-            and not hasattr(obj, "__array_interface__") and not hasattr(obj, "__array__")):
-        return np.from_dlpack(obj)
+            and not hasattr(obj, "__array_interface__")):
+        try:
+            return _from_dlpack(obj, "asarray", "obj")
+        except BufferError:
+            if not hasattr(obj, "__array__"):
+                raise
     return np.asarray(obj)
 
 
