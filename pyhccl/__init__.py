@@ -89,11 +89,11 @@ __all__ = [
 _HERE = _os.path.dirname(_os.path.abspath(__file__))
 
 
-def get_include():
+def get_include() -> str:
     """Return the directory of the C headers (acl/acl.h, hccl/hccl.h)."""
     return _os.path.join(_HERE, "include")
 
 
-def get_library_dir():
+def get_library_dir() -> str:
     """Return the directory of libhccl.so and libascendcl.so of the host runtime."""
     return _os.path.join(_HERE, "lib")

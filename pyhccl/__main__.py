@@ -1,19 +1,23 @@
-"""Print build flags for C programs using the host runtime.
+"""Command line of pyhccl: build flags for C programs, and `info`.
 
     cc prog.c $(python -m pyhccl --cflags) $(python -m pyhccl --libs)
+    python -m pyhccl info      # version, build, devices, transports, environment, MPI
 """
 
 import argparse
 import shlex
 import sys
+from typing import List, Optional
 
 import pyhccl
 
 
-def main(argv=None):
-    """Parse `argv` and print the requested flags."""
+def main(argv: Optional[List[str]] = None) -> int:
+    """Parse `argv` and print the requested flags, or the `info` report."""
     parser = argparse.ArgumentParser(prog="python -m pyhccl", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", nargs="?", choices=["info"],
+                        help="info: print what pyhccl is built on and how it is configured")
     parser.add_argument("--cflags", action="store_true", help="compiler flags (-I...)")
     parser.add_argument("--libs", action="store_true",
                         help="linker flags (-L... -lhccl -lascendcl -Wl,-rpath,...)")
@@ -21,6 +25,9 @@ def main(argv=None):
     parser.add_argument("--library-dir", action="store_true", help="the library directory")
     parser.add_argument("--version", action="store_true", help="the pyhccl version")
     args = parser.parse_args(argv)
+    if args.command == "info":
+        from pyhccl import info
+        return info.main()
     inc = pyhccl.get_include()
     lib = pyhccl.get_library_dir()
     out = []
