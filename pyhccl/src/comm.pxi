@@ -488,8 +488,9 @@ cdef class Comm:
 
         Pairing rules:
 
-        - The sends from rank A to rank B match B's receives from A in the
-          order they were issued (per communicator).
+        - Sends from rank A to rank B match B's receives from A in order:
+          the first send with the first receive, and so on (per
+          communicator).
         - A send and its receive must have the same byte count, and should
           have the same dtype; a different byte count fails the operation
           (HCCL_E_PARA at the receiver, reported by synchronize()).

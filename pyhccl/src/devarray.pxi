@@ -76,10 +76,9 @@ cdef object _host_as(object value, object dt, int hdt):
             raise TypeError(f"cannot convert {_EXTRA_NAMES[src]} bit patterns to "
                             f"{_dtype_name(dt)} without ml_dtypes")
         a = bfloat16_to_float(a)        # bit patterns -> values, not integers
+    if hdt in _EXTRA_NAMES and a.dtype.kind == "u" and a.dtype.itemsize == dt.itemsize:
+        return a.view(dt)                # unsigned ints of the same size: bit patterns
     if _is_tagged(dt):
-        # Without ml_dtypes: unsigned ints of the same size are bit patterns.
-        if a.dtype.kind == "u" and a.dtype.itemsize == dt.itemsize:
-            return a.view(dt)
         if hdt != HCCL_DATA_TYPE_BFP16:
             raise TypeError(f"converting {a.dtype} values to {_EXTRA_NAMES[hdt]} needs "
                             f"ml_dtypes; pass uint8 bit patterns instead")
