@@ -1,0 +1,70 @@
+"""Static checks, run once per `make test` (marked `once`): the stub of the extension
+matches it (mypy's stubtest), mypy --strict passes on the package and on every example and
+flags each mistake of a misuse script, and the Sphinx docs build without a warning."""
+
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+MYPY_CACHE = os.path.join(ROOT, "build", "mypy_cache")
+
+pytestmark = pytest.mark.once
+
+
+def run(*args, timeout=300):
+    """Run a Python module of this interpreter from the checkout; return (rc, output)."""
+    proc = subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True,
+                          text=True, timeout=timeout)
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def mypy(*paths):
+    pytest.importorskip("mypy")
+    return run("mypy", "--strict", "--cache-dir", MYPY_CACHE, "--no-error-summary",
+               "--hide-error-context", "--show-error-codes", *paths)
+
+
+def test_stub_matches_the_extension():
+    pytest.importorskip("mypy")
+    rc, out = run("mypy.stubtest", "pyhccl._core", "--allowlist",
+                  os.path.join("tests", "stubtest_allowlist.txt"))
+    assert rc == 0, out
+
+
+def test_package_passes_mypy_strict():
+    rc, out = mypy("-p", "pyhccl")
+    assert rc == 0, out
+
+
+def test_examples_pass_mypy_strict():
+    examples = sorted(os.path.join("examples", f) for f in os.listdir(os.path.join(ROOT, "examples"))
+                      if f.endswith(".py"))
+    assert examples
+    rc, out = mypy(*examples)
+    assert rc == 0, out
+
+
+def test_mypy_reports_every_misuse():
+    path = os.path.join("tests", "mypy_cases", "misuse.py")
+    with open(os.path.join(ROOT, path)) as f:
+        expected = {(i, m.group(1)) for i, line in enumerate(f, 1)
+                    for m in [re.search(r"# E: ([\w-]+)", line)] if m}
+    rc, out = mypy(path)
+    reported = {(int(m.group(1)), m.group(2))
+                for m in re.finditer(r"misuse\.py:(\d+): error: .*\[([\w-]+)\]", out)}
+    assert rc == 1
+    assert reported == expected, out
+
+
+def test_docs_build_without_warnings(tmp_path):
+    pytest.importorskip("sphinx")
+    rc, out = run("sphinx.cmd.build", "-W", "--keep-going", "-q", "-b", "html",
+                  "-d", str(tmp_path / "doctrees"), "docs", str(tmp_path / "html"), timeout=600)
+    assert rc == 0, out
+    assert (tmp_path / "html" / "api.html").exists()
+    assert (tmp_path / "html" / "tutorial.html").exists()
