@@ -248,8 +248,10 @@ cdef object _from_dlpack(object obj, str api, str argname):
         first = exc
     try:
         return _dlpack_import(obj, api, argname)
-    except BufferError:
-        raise
+    except BufferError as exc:
+        if str(exc).startswith(f"{api}: "):
+            raise
     except Exception:
-        raise BufferError(f"{api}: {argname} cannot be read through DLPack as host "
-                          f"memory: {first}") from None
+        pass
+    raise BufferError(f"{api}: {argname} cannot be read through DLPack as host "
+                      f"memory: {first}") from None
