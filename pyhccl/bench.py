@@ -217,7 +217,7 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
 
 
 def header(args: argparse.Namespace, size: int) -> List[str]:
-    lib = " ".join(MPI.Get_library_version().splitlines()[0].split())
+    lib = " ".join(MPI.Get_library_version().splitlines()[0].split()).split(",")[0]
     lines = [f"# pyhccl.bench {args.op} on {size} {'rank' if size == 1 else 'ranks'}, "
              f"dtype {args.dtype}, op {args.redop}, root {args.root}, iters {args.iters}, "
              f"warm-up {args.warmup_iters}; pyhccl {pyhccl.__version__}, {lib}",
