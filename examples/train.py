@@ -10,8 +10,10 @@ and that they match a single-process reference trained on the whole batch.
 Run:  mpirun -np 4 python examples/train.py
 """
 import sys
+from typing import Any, Iterator, List, Optional, Tuple
 
 import numpy as np
+import numpy.typing as npt
 from mpi4py import MPI
 
 import pyhccl
@@ -21,7 +23,7 @@ IN, HIDDEN, OUT = 32, 64, 1
 BATCH, STEPS, LR = 256, 60, 0.05
 
 
-def make_data(step):
+def make_data(step: int) -> Tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]]:
     """Return the global batch of a step (identical on every rank)."""
     rng = np.random.default_rng(1000 + step)
     x = rng.standard_normal((BATCH, IN)).astype(np.float64)
@@ -29,14 +31,15 @@ def make_data(step):
     return x, y
 
 
-def init_params():
+def init_params() -> List[npt.NDArray[np.float64]]:
     """Return the same initial parameters on every rank."""
     rng = np.random.default_rng(0)
     return [rng.standard_normal((IN, HIDDEN)) / np.sqrt(IN), np.zeros(HIDDEN),
             rng.standard_normal((HIDDEN, OUT)) / np.sqrt(HIDDEN), np.zeros(OUT)]
 
 
-def backward(params, x, y, scale):
+def backward(params: List[npt.NDArray[np.float64]], x: npt.NDArray[np.float64],
+             y: npt.NDArray[np.float64], scale: float) -> Iterator[Tuple[Optional[int], Any]]:
     """Yield (index, gradient) from the last layer to the first, and the loss last."""
     w1, b1, w2, b2 = params
     h = np.maximum(x @ w1 + b1, 0.0)
@@ -50,13 +53,14 @@ def backward(params, x, y, scale):
     yield None, float((err ** 2).sum() * scale)
 
 
-def train(comm, shard):
+def train(comm: pyhccl.Comm, shard: slice
+          ) -> Tuple[List[npt.NDArray[np.float64]], List[float]]:
     """Train with gradients all-reduced on a communication stream; return params and losses."""
     params = init_params()
     compute, comm_stream = pyhccl.Stream(), pyhccl.Stream()
     grads = [pyhccl.empty(p.shape, np.float64) for p in params]
     ready = [pyhccl.Event() for _ in params]
-    losses = []
+    losses: List[float] = []
     for step in range(STEPS):
         x, y = make_data(step)
         x, y = x[shard], y[shard]
@@ -76,7 +80,7 @@ def train(comm, shard):
     return params, losses
 
 
-def main():
+def main() -> int:
     world = MPI.COMM_WORLD
     comm = comm_from_mpi(world)
     rank, size = comm.rank, comm.size
