@@ -14,7 +14,7 @@ def misuse() -> None:
     comm = comm_from_mpi(MPI.COMM_WORLD, device="0")  # E: arg-type
     stream = pyhccl.Stream(priority="high")  # E: arg-type
     buf = pyhccl.zeros(4, "float32")
-    comm.all_reduce(buf, None, "sum", stream)  # E: misc
+    comm.all_reduce(buf, None, "sum", stream)  # E: call-arg
     comm.all_reduce(buf, stream=3)  # E: arg-type
     comm.broadcast(buf, root="0")  # E: arg-type
     comm.allreduce(buf)  # E: attr-defined
