@@ -68,7 +68,7 @@ setup(
                           compile_time_env={"PYHCCL_CANN": bool(CANN)},
                           compiler_directives={"embedsignature": True}),
     cmdclass={"build_ext": BuildWithRuntime},
-    package_data={"pyhccl": ["*.pxd", "*.pyi", "src/*.pxi", "lib/*.so", "include/*/*.h",
+    package_data={"pyhccl": ["*.pxd", "*.pyi", "py.typed", "src/*.pxi", "lib/*.so", "include/*/*.h",
                            "include/*/*/*.h"]},
     zip_safe=False,
 )

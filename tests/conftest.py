@@ -158,8 +158,11 @@ def pytest_runtest_makereport(item, call):
     item.stash[_TEXTS] = []
     bad = [i for i, f in enumerate(flags) if f]
     if RANK == 0:
-        # Rank 0's own failures are in its own reports already; add the others'.
-        shown = [f"---- rank {r} {text}" for r in bad if r != 0 for text in texts[r]]
+        # Rank 0's own failures are in its own reports already; add the others',
+        # except those identical to one of rank 0's (a collective check fails alike).
+        own = set(texts[0] or [])
+        shown = [f"---- rank {r} {text}" for r in bad if r != 0 for text in texts[r]
+                 if text not in own]
         if shown and not report.failed:
             report.outcome = "failed"
             report.longrepr = f"failed on {_ranks(len(bad))} {bad}:\n" + "\n".join(shown)

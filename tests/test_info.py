@@ -6,8 +6,12 @@ import re
 import subprocess
 import sys
 
+import pytest
+
 import pyhccl
 from pyhccl import info
+
+pytestmark = pytest.mark.once      # no MPI needed: once per make test
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -50,7 +50,7 @@ cdef class Comm:
         except TypeError:
             raise TypeError(f"Comm: rank must be an int, not {type(rank).__name__}") from None
         if not 0 <= r_py < n:
-            raise ValueError(f"Comm: rank {r_py} out of range for {n} ranks")
+            raise ValueError(f"Comm: rank {r_py} out of range for {_n_ranks(n)}")
         r = r_py
         if isinstance(root_info, RootInfo):
             ri = <RootInfo>root_info
@@ -140,7 +140,7 @@ cdef class Comm:
         _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
         if whole.count != block.count * self._size:
             raise ValueError(f"{api}: {wname} has {whole.count} elements; it must have "
-                             f"{bname}'s {block.count} x {self._size} ranks = "
+                             f"{bname}'s {block.count} x {_n_ranks(self._size)} = "
                              f"{block.count * self._size}")
         _check_no_overlap(block, whole, api, self._rank * block.nbytes)
         return 0
@@ -709,6 +709,11 @@ cdef class Comm:
             HcclError: HcclBatchSendRecv refused the call.
         """
         return _batch_send_recv(self, items, stream, dtype)
+
+
+cdef str _n_ranks(Py_ssize_t n):
+    """'1 rank', '4 ranks'."""
+    return f"{n} rank" if n == 1 else f"{n} ranks"
 
 
 cdef int _keep(Stream s, object objects) except -1:
