@@ -21,6 +21,7 @@ cdef class Comm:
         config: None, a CommConfig or a dict of its options.
 
     Raises:
+        TypeError, ValueError: bad nranks, rank, root_info or config.
         HcclError: initialisation failed (e.g. timeout joining the root).
     """
 
@@ -557,7 +558,9 @@ cdef class Comm:
         returns; synchronise the stream to wait for it. Calls HcclBarrier.
 
         Raises:
-            ValueError: the communicator is destroyed or the stream is unusable.
+            TypeError: `stream` is not a Stream.
+            ValueError: the communicator or the stream is destroyed, or the
+                stream is on another device.
             HcclError: HcclBarrier refused the call.
         """
         cdef str api = "barrier"
