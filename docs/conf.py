@@ -26,6 +26,13 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "none"           # signatures come from the extension's docstrings
 autodoc_default_options = {"members": True}
 
+# pyhccl.torch imports torch, which pyhccl does not depend on: mock it if absent.
+try:
+    import torch  # noqa: F401
+    autodoc_mock_imports = []
+except ImportError:
+    autodoc_mock_imports = ["torch"]
+
 source_suffix = {".rst": "restructuredtext"}
 master_doc = "index"
 exclude_patterns = ["_build", "tutorial/*.py", "*.md"]
