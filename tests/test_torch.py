@@ -143,18 +143,19 @@ def test_grad_reducer_matches_averaged_gradients(world):
         per_rank.append({n: p.grad.clone() for n, p in model.named_parameters()
                          if p.grad is not None})
     reducer = ptorch.GradReducer(model, world, bucket_bytes=256)
-    model.zero_grad(set_to_none=True)
-    x = torch.full((5, 8), 0.1 * (rank + 1))
-    model(x).pow(2).sum().backward()
-    reducer.wait()
     errors = []
-    for name, p in model.named_parameters():
-        if name == "unused":
-            if not torch.equal(p.grad, torch.zeros(3)):
-                errors.append("unused parameter: gradient should be zeros")
-            continue
-        expect = sum(g[name] for g in per_rank) / size
-        if not torch.allclose(p.grad, expect, rtol=1e-5, atol=1e-6):
-            errors.append(name)
+    for iteration in range(2):                                  # buckets are reused
+        model.zero_grad(set_to_none=True)
+        x = torch.full((5, 8), 0.1 * (rank + 1))
+        model(x).pow(2).sum().backward()
+        reducer.wait()
+        for name, p in model.named_parameters():
+            if name == "unused":
+                if not torch.equal(p.grad, torch.zeros(3)):
+                    errors.append(f"{iteration}: unused parameter: gradient should be zeros")
+                continue
+            expect = sum(g[name] for g in per_rank) / size
+            if not torch.allclose(p.grad, expect, rtol=1e-5, atol=1e-6):
+                errors.append(f"{iteration}: {name}")
     reducer.remove()
     assert_all(not errors, f"GradReducer: wrong gradients for {errors}")
