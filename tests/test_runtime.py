@@ -133,6 +133,40 @@ def test_event_orders_streams():
     b.destroy()
 
 
+def test_query_after_the_last_event_is_synchronized(stream):
+    # The event completes in the same step as the stream counts its record
+    # done: query() right after the event's synchronize() must say done.
+    # (Before the fix, 10 to 157 of 200 said "not ready".)
+    x = pyhccl.zeros(256, "float32")
+    not_done = 0
+    for _ in range(500):
+        x.fill(1, stream=stream)
+        stream.record_event().synchronize()
+        not_done += not stream.query()
+    assert not_done == 0
+
+
+def test_wait_binds_to_its_record_not_a_later_one():
+    # e recorded on a (slow) then on c (fast): b waits for a's record only.
+    a, b, c = pyhccl.Stream(), pyhccl.Stream(), pyhccl.Stream()
+    gate, seen = threading.Event(), []
+    a.launch_host_func(gate.wait, 30)
+    try:
+        e = a.record_event()
+        b.wait_event(e)
+        c.record_event(e)
+        c.synchronize()
+        b.launch_host_func(lambda: seen.append(gate.is_set()))
+        time.sleep(0.05)
+        assert not b.query() and seen == []
+    finally:
+        gate.set()
+    b.synchronize()
+    assert seen == [True]
+    for s in (a, b, c):
+        s.destroy()
+
+
 def test_host_func_runs_in_order(stream):
     order = []
     x = pyhccl.zeros(4, "int64")
@@ -143,6 +177,47 @@ def test_host_func_runs_in_order(stream):
     assert order == [1, 3]
     with pytest.raises(TypeError):
         stream.launch_host_func(42)
+
+
+def test_host_func_exception_fails_the_stream(stream):
+    ran = []
+
+    def boom(x):
+        raise ValueError(f"boom {x}")
+
+    stream.launch_host_func(boom, 1)
+    stream.launch_host_func(ran.append, 2)      # later work still runs (continue on failure)
+    stream.launch_host_func(boom, 3)            # a second failure is not the one reported
+    with pytest.raises(pyhccl.AclError) as info:
+        stream.synchronize()
+    err = info.value
+    assert err.name == "ACL_ERROR_RT_FAILURE" and err.api == "aclrtSynchronizeStream"
+    assert "boom) raised ValueError: boom 1" in str(err)
+    assert isinstance(err.__cause__, ValueError) and str(err.__cause__) == "boom 1"
+    assert err.__cause__.__traceback__ is not None
+    assert ran == [2]
+    stream.synchronize()                         # reported once, then the stream is clean
+    # With a timeout, and on the default stream.
+    stream.launch_host_func(boom, 4)
+    with pytest.raises(pyhccl.AclError, match="boom 4") as info:
+        stream.synchronize(timeout=30)
+    assert str(info.value.__cause__) == "boom 4"
+    d = pyhccl.default_stream()
+    d.launch_host_func(boom, 5)
+    with pytest.raises(pyhccl.AclError, match="boom 5") as info:
+        d.synchronize()
+    assert str(info.value.__cause__) == "boom 5"
+    d.synchronize()
+
+
+def test_host_func_exception_reported_elsewhere_is_not_chained_again(stream):
+    def boom():
+        raise KeyError("first")
+
+    pyhccl.default_stream().launch_host_func(boom)
+    with pytest.raises(pyhccl.AclError, match="KeyError"):
+        pyhccl.synchronize_device()              # consumes the stream's error
+    pyhccl.default_stream().synchronize()        # nothing left to report
 
 
 def test_synchronize_timeout(stream):

@@ -4,8 +4,8 @@
 
 SUMMARY_FILE has one line per finished pytest run (written by conftest.py:
 label, passed, failed, skipped, exit status); each LABEL names a run that
-must be there. Exits 1 if a run failed, crashed before reporting or ran no
-test at all (while others did).
+must be there, or is "name=ok" / "name=FAILED" for a step that is no pytest
+run. Exits 1 if a run failed, crashed before reporting or ran no test at all.
 """
 
 import sys
@@ -25,6 +25,12 @@ def main(argv):
     bad = []
     print("=== verdict ===")
     for label in labels:
+        if "=" in label:                          # a step that is no pytest run
+            name, outcome = label.rsplit("=", 1)
+            print(f"  {name}: {outcome}")
+            if outcome != "ok":
+                bad.append(name)
+            continue
         if label not in runs:
             print(f"  {label:>9}: did not finish (crashed, aborted or timed out)")
             bad.append(label)

@@ -80,6 +80,7 @@ Arena::Arena() {
                  static_cast<unsigned long long>(want >> 20));
   }
   fd_ = fd;
+  file_id_ = next_handle_id();
   insert_free(0, capacity_);
 }
 
@@ -190,19 +191,6 @@ bool Arena::in_range(const void *p) const {
   return base_ != nullptr && cp >= base_ && cp < base_ + capacity_;
 }
 
-bool Arena::contains(const void *p, size_t bytes, uint64_t *offset) {
-  if (!in_range(p)) return false;
-  uint64_t off = static_cast<uint64_t>(static_cast<const char *>(p) - base_);
-  std::lock_guard<std::mutex> lk(mu_);
-  auto it = live_.upper_bound(off);
-  if (it == live_.begin()) return false;
-  --it;
-  if (off < it->first || bytes > it->second.block || off - it->first > it->second.block - bytes)
-    return false;
-  if (offset) *offset = off;
-  return true;
-}
-
 MemKind Arena::locate(const void *p, size_t bytes, MemRegion *region, uint64_t *avail) {
   if (!in_range(p)) return MemKind::kHost;
   uint64_t off = static_cast<uint64_t>(static_cast<const char *>(p) - base_);
@@ -216,17 +204,13 @@ MemKind Arena::locate(const void *p, size_t bytes, MemRegion *region, uint64_t *
   const uint64_t left = off - it->first < it->second.requested ? it->second.requested - (off - it->first) : 0;
   if (avail) *avail = left;
   if (bytes > left) return MemKind::kOutOfBounds;
-  if (region) *region = MemRegion{fd_, capacity_, off};
+  if (region) *region = MemRegion{fd_, capacity_, off, file_id_};
   return MemKind::kDevice;
 }
 
 size_t Arena::used() {
   std::lock_guard<std::mutex> lk(mu_);
   return used_;
-}
-
-MemKind locate_memory(const void *p, size_t bytes, MemRegion *region, uint64_t *avail) {
-  return Arena::get().locate(p, bytes, region, avail);
 }
 
 }  // namespace hostrt

@@ -27,8 +27,6 @@ class Arena {
   aclError alloc(size_t size, void **out, const char *api);
   // Frees a pointer returned by alloc; error (not a crash) for anything else.
   aclError free(void *p, const char *api);
-  // True if [p, p + bytes) lies inside one live allocation's padded block.
-  bool contains(const void *p, size_t bytes, uint64_t *offset);
   // See hostrt::locate_memory (bounds are the size asked for, not the padded one).
   MemKind locate(const void *p, size_t bytes, MemRegion *region, uint64_t *avail);
   // True if p points into the arena's mapping (live or not).
@@ -45,6 +43,7 @@ class Arena {
   void release_pages(uint64_t blk_off, uint64_t blk_size, uint64_t freed_off, uint64_t freed_size);
 
   int fd_ = -1;
+  uint64_t file_id_ = 0;  // MemRegion::file_id of the memfd
   size_t capacity_ = 0;
   char *base_ = nullptr;
   std::mutex mu_;

@@ -12,12 +12,14 @@ namespace hostrt {
 uint64_t Event::issue(bool record) {
   std::lock_guard<std::mutex> lk(mu_);
   last_is_record_ = record;
-  return ++gen_;
+  pending_.insert(++gen_);
+  return gen_;
 }
 
 void Event::complete(uint64_t g, bool record) {
   int64_t t = common::now_ns();
   std::lock_guard<std::mutex> lk(mu_);
+  pending_.erase(g);
   if (g > done_gen_) {
     done_gen_ = g;
     done_ns_ = record ? t : 0;
@@ -27,14 +29,15 @@ void Event::complete(uint64_t g, bool record) {
 
 bool Event::wait(uint64_t g, int64_t deadline_ns) {
   std::unique_lock<std::mutex> lk(mu_);
-  if (done_gen_ >= g) return true;
+  auto done = [&] { return pending_.count(g) == 0; };
+  if (done()) return true;
   ++waiters_;
   bool ok;
   if (deadline_ns == INT64_MAX) {
-    cv_.wait(lk, [&] { return done_gen_ >= g; });
+    cv_.wait(lk, done);
     ok = true;
   } else {
-    ok = cv_.wait_until(lk, common::to_time_point(deadline_ns), [&] { return done_gen_ >= g; });
+    ok = cv_.wait_until(lk, common::to_time_point(deadline_ns), done);
   }
   --waiters_;
   return ok;
@@ -77,12 +80,10 @@ aclError issue(aclrtEvent event, aclrtStream stream, bool record, const char *ap
   std::shared_ptr<Stream> s = lookup_stream(stream, api, &err);
   if (!s) return err;
   uint64_t g = ev->issue(record);
-  aclError rc = s->push(
-      [ev, g, record]() {
-        ev->complete(g, record);
-        return ACL_SUCCESS;
-      },
-      /*always_run=*/true, api);
+  // The generation completes in the step that counts the task finished, so a
+  // thread woken by the event also finds the stream past it (aclrtStreamQuery).
+  aclError rc = s->push([]() { return ACL_SUCCESS; }, /*always_run=*/true, api,
+                        [ev, g, record]() { ev->complete(g, record); });
   // A push can only fail on a closing stream: complete the generation so
   // nobody waits on it forever.
   if (rc != ACL_SUCCESS) ev->complete(g, false);

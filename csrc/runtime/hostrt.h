@@ -60,21 +60,46 @@ HOSTRT_API int32_t current_device();
 // ---- device memory -----------------------------------------------------
 // Device memory (aclrtMalloc, and physical memory mapped through the virtual
 // memory API) is host memory backed by memfds mapped MAP_SHARED, so a peer on
-// the same host can map it through /proc/<pid>/fd/<fd> and read or write it
-// directly.
+// the same host can map it through /proc/<pid>/fd/<fd> (file_size bytes from
+// offset 0) and read or write it directly.
 struct MemRegion {
   int fd;              // backing memfd in this process
   uint64_t file_size;  // bytes a peer maps from that file (from offset 0)
   uint64_t offset;     // where the located range starts in the file
+  // Names the backing file: unique in this process and never reused, even
+  // after the file is closed and its fd number handed out again (a physical
+  // handle freed, another allocated). Key caches of peers' mappings on it
+  // (with the peer), not on fd and file_size.
+  uint64_t file_id;
 };
 enum class MemKind {
   kHost,         // not device memory: a numpy array, a stack buffer, ...
-  kDevice,       // inside one live allocation; *region says where
-  kOutOfBounds,  // starts in device memory but runs past its allocation
+  kDevice,       // inside one live allocation or one mapping; *region says where
+  kOutOfBounds,  // device address space the range cannot use: it runs past its
+                 // allocation or mapping (into padding, unmapped space or the
+                 // next mapping), or starts in a reserved range
+                 // (aclrtReserveMemAddress) where nothing is mapped. Never
+                 // dereference it: unmapped reserved space faults.
 };
 // Classifies [p, p + bytes). *avail (may be null) receives the bytes from p to
-// the end of its allocation when p is device memory (the size asked for, not
-// the padded one).
+// the end of its allocation or mapping when p is device memory (the size
+// asked for, not the padded one; 0 in unmapped reserved space).
 HOSTRT_API MemKind locate_memory(const void *p, size_t bytes, MemRegion *region, uint64_t *avail);
 
+// Keeps the mapping (aclrtMapMem) under [p, p + bytes) mapped while the
+// returned token lives: aclrtUnmapMem then fails with "in use" instead of
+// pulling the memory from under a task that will touch it. Capture the token
+// in the task. Empty for memory that is not mapped through aclrtMapMem
+// (aclrtMalloc memory, host memory) and for ranges locate_memory does not
+// call kDevice; taking it costs one lock.
+HOSTRT_API std::shared_ptr<const void> pin_memory(const void *p, size_t bytes);
+
 }  // namespace hostrt
+
+// Fails the stream task running on the calling thread (a host function of
+// aclrtLaunchHostFunc): when the function returns, its task ends with `code`
+// and `message` as if it had returned them, so the stream reports them at
+// its next synchronize (and skips what follows in stop-on-failure mode).
+// Returns ACL_ERROR_INVALID_PARAM outside a stream task or for ACL_SUCCESS.
+// C linkage for bindings written in C (pyhccl's extension); not part of CANN.
+extern "C" HOSTRT_API aclError hostrtFailCurrentTask(aclError code, const char *message);

@@ -64,6 +64,7 @@ void arena_after_fork();
 void reports_after_fork();
 void devices_after_fork();
 void host_blocks_after_fork();
+void vmm_after_fork();
 
 // Handle ids: process-wide, never reused (not even across fork).
 uint64_t next_handle_id();
@@ -103,7 +104,7 @@ Registry &registry();
 
 // Handle <-> id. Each kind has its own tag in the top bits so a stream handle
 // passed as an event is rejected, and no handle is a dereferenceable address.
-enum class HandleKind : uint64_t { kContext = 0xC7, kStream = 0x57, kEvent = 0xE7 };
+enum class HandleKind : uint64_t { kContext = 0xC7, kStream = 0x57, kEvent = 0xE7, kPhysical = 0x9D };
 void *make_handle(HandleKind kind, uint64_t id);
 // 0 if `h` is not a handle of that kind.
 uint64_t handle_id(HandleKind kind, const void *h);

@@ -10,6 +10,7 @@
 #include "runtime/arena.h"
 #include "runtime/internal.h"
 #include "runtime/stream.h"
+#include "runtime/vmm.h"
 
 namespace hostrt {
 namespace {
@@ -28,30 +29,21 @@ ForkLocal<HostBlocks> g_host_blocks;
 
 HostBlocks &host_blocks() { return g_host_blocks.get(); }
 
-// A pointer inside the arena must lie in a live allocation for `bytes` bytes;
-// other pointers are host memory we cannot check.
-aclError check_range(const void *p, size_t bytes, const char *api, const char *what) {
-  Arena &a = Arena::get();
-  if (bytes == 0 || !a.in_range(p)) return ACL_SUCCESS;
-  if (!a.contains(p, bytes, nullptr)) {
-    return fail(ACL_ERROR_INVALID_PARAM,
-                "%s: %s (%p, %zu bytes) is not inside one live aclrtMalloc allocation", api, what,
-                p, bytes);
-  }
-  return ACL_SUCCESS;
-}
+using Pin = std::shared_ptr<const void>;
 
-aclError check_memset(void *dev, size_t max_count, size_t count, const char *api) {
+// Device ranges are checked against the size asked for (aclrtMalloc) or the
+// mapping (aclrtMapMem); mapped ranges stay pinned while *pin lives.
+aclError check_memset(void *dev, size_t max_count, size_t count, const char *api, Pin *pin) {
   if (dev == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: devPtr is NULL", api);
   if (count > max_count) {
     return fail(ACL_ERROR_INVALID_PARAM, "%s: count (%zu) exceeds maxCount (%zu)", api, count,
                 max_count);
   }
-  return check_range(dev, count, api, "devPtr");
+  return check_device_range(dev, count, api, "devPtr", pin);
 }
 
 aclError check_memcpy(void *dst, size_t dest_max, const void *src, size_t count,
-                      aclrtMemcpyKind kind, const char *api) {
+                      aclrtMemcpyKind kind, const char *api, Pin *dst_pin, Pin *src_pin) {
   if (dst == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: dst is NULL", api);
   if (src == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: src is NULL", api);
   if (static_cast<int>(kind) < ACL_MEMCPY_HOST_TO_HOST ||
@@ -63,9 +55,9 @@ aclError check_memcpy(void *dst, size_t dest_max, const void *src, size_t count,
     return fail(ACL_ERROR_INVALID_PARAM, "%s: count (%zu) exceeds destMax (%zu)", api, count,
                 dest_max);
   }
-  aclError rc = check_range(dst, count, api, "dst");
+  aclError rc = check_device_range(dst, count, api, "dst", dst_pin);
   if (rc != ACL_SUCCESS) return rc;
-  return check_range(src, count, api, "src");
+  return check_device_range(src, count, api, "src", src_pin);
 }
 
 // MemAvailable from /proc/meminfo in bytes (0 if unknown).
@@ -139,7 +131,8 @@ ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr) {
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t value, size_t count) {
-  aclError rc = check_memset(devPtr, maxCount, count, "aclrtMemset");
+  Pin pin;  // held across the fill: another thread cannot unmap the range meanwhile
+  aclError rc = check_memset(devPtr, maxCount, count, "aclrtMemset", &pin);
   if (rc != ACL_SUCCESS) return rc;
   std::memset(devPtr, value & 0xff, count);
   return ACL_SUCCESS;
@@ -148,12 +141,13 @@ ACL_FUNC_VISIBILITY aclError aclrtMemset(void *devPtr, size_t maxCount, int32_t 
 ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int32_t value,
                                               size_t count, aclrtStream stream) {
   const char *api = "aclrtMemsetAsync";
-  aclError rc = check_memset(devPtr, maxCount, count, api);
+  Pin pin;  // released when the task has run: aclrtUnmapMem refuses until then
+  aclError rc = check_memset(devPtr, maxCount, count, api, &pin);
   if (rc != ACL_SUCCESS) return rc;
   std::shared_ptr<Stream> s = lookup_stream(stream, api, &rc);
   if (!s) return rc;
   return s->push(
-      [devPtr, value, count]() {
+      [devPtr, value, count, pin]() {
         std::memset(devPtr, value & 0xff, count);
         return ACL_SUCCESS;
       },
@@ -162,7 +156,8 @@ ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int
 
 ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
                                          aclrtMemcpyKind kind) {
-  aclError rc = check_memcpy(dst, destMax, src, count, kind, "aclrtMemcpy");
+  Pin dst_pin, src_pin;  // held across the copy
+  aclError rc = check_memcpy(dst, destMax, src, count, kind, "aclrtMemcpy", &dst_pin, &src_pin);
   if (rc != ACL_SUCCESS) return rc;
   if (count > 0 && dst != src) std::memmove(dst, src, count);
   return ACL_SUCCESS;
@@ -172,12 +167,13 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const v
                                               size_t count, aclrtMemcpyKind kind,
                                               aclrtStream stream) {
   const char *api = "aclrtMemcpyAsync";
-  aclError rc = check_memcpy(dst, destMax, src, count, kind, api);
+  Pin dst_pin, src_pin;  // released when the task has run
+  aclError rc = check_memcpy(dst, destMax, src, count, kind, api, &dst_pin, &src_pin);
   if (rc != ACL_SUCCESS) return rc;
   std::shared_ptr<Stream> s = lookup_stream(stream, api, &rc);
   if (!s) return rc;
   return s->push(
-      [dst, src, count]() {
+      [dst, src, count, dst_pin, src_pin]() {
         if (count > 0 && dst != src) std::memmove(dst, src, count);
         return ACL_SUCCESS;
       },

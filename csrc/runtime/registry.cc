@@ -33,6 +33,7 @@ void on_fork_child() {
   arena_after_fork();
   reports_after_fork();
   host_blocks_after_fork();
+  vmm_after_fork();
 }
 
 __attribute__((constructor)) void install_fork_handler() {

@@ -10,6 +10,9 @@
 namespace hostrt {
 namespace {
 thread_local Stream *t_worker = nullptr;
+// Set by hostrtFailCurrentTask during a task; read when the task returns.
+thread_local aclError t_task_failure = ACL_SUCCESS;
+thread_local std::string *t_task_failure_msg = nullptr;
 }  // namespace
 
 Stream::Stream(uint64_t id_, int32_t device_, uint64_t ctx_id_, bool is_default_,
@@ -21,13 +24,14 @@ Stream::Stream(uint64_t id_, int32_t device_, uint64_t ctx_id_, bool is_default_
 
 Stream::~Stream() { close_and_join(); }
 
-aclError Stream::push(Task task, bool always_run, const char *api) {
+aclError Stream::push(Task task, bool always_run, const char *api,
+                      std::function<void()> finish) {
   if (!task) return fail(ACL_ERROR_INVALID_PARAM, "%s: task is empty", api);
   std::unique_lock<std::mutex> lk(mu_);
   if (closing_) {
     return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream is being destroyed", api);
   }
-  queue_.push_back(Item{std::move(task), always_run});
+  queue_.push_back(Item{std::move(task), always_run, std::move(finish)});
   ++pushed_;
   lk.unlock();
   work_cv_.notify_one();
@@ -49,6 +53,9 @@ void Stream::run() {
     std::string msg;
     if (!skip) {
       clear_error();
+      std::string failure_msg;
+      t_task_failure = ACL_SUCCESS;
+      t_task_failure_msg = &failure_msg;
       try {
         rc = item.fn();
       } catch (const std::exception &e) {
@@ -56,6 +63,12 @@ void Stream::run() {
       } catch (...) {
         rc = fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream task threw an exception");
       }
+      t_task_failure_msg = nullptr;
+      if (rc == ACL_SUCCESS && t_task_failure != ACL_SUCCESS) {
+        rc = t_task_failure;
+        set_error("%s", failure_msg.c_str());
+      }
+      t_task_failure = ACL_SUCCESS;
       if (rc != ACL_SUCCESS) {
         msg = has_error() ? last_error() : "";
         if (msg.empty()) msg = "stream task failed with error " + std::to_string(rc);
@@ -68,6 +81,7 @@ void Stream::run() {
       first_error_ = rc;
       first_msg_ = std::move(msg);
     }
+    if (item.finish) item.finish();  // same step as the count: see push()
     ++finished_;
     if (waiters_ > 0) done_cv_.notify_all();
   }
@@ -133,6 +147,29 @@ void Stream::close_and_join() {
 
 bool Stream::on_worker() const { return t_worker == this; }
 
+bool fail_current_task(aclError code, const char *message) {
+  if (t_task_failure_msg == nullptr) return false;
+  if (t_task_failure == ACL_SUCCESS) {  // the first failure of the task counts
+    t_task_failure = code;
+    *t_task_failure_msg = message;
+  }
+  return true;
+}
+
 Stream *Stream::current_worker() { return t_worker; }
 
 }  // namespace hostrt
+
+extern "C" HOSTRT_API aclError hostrtFailCurrentTask(aclError code, const char *message) {
+  const char *api = "hostrtFailCurrentTask";
+  if (code == ACL_SUCCESS) {
+    return hostrt::fail(ACL_ERROR_INVALID_PARAM, "%s: code is ACL_SUCCESS", api);
+  }
+  std::string msg = message != nullptr && message[0] != '\0'
+                        ? message
+                        : "host function failed with error " + std::to_string(code);
+  if (!hostrt::fail_current_task(code, msg.c_str())) {
+    return hostrt::fail(ACL_ERROR_INVALID_PARAM, "%s: not called from a stream task", api);
+  }
+  return ACL_SUCCESS;
+}

@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -22,7 +23,12 @@ struct Stream {
   // Appends a task. `always_run` tasks (event record/wait/reset) run even when
   // the stream is in stop-on-failure mode after an error, so no other stream
   // waits forever on them. Fails (message names `api`) once the stream is closing.
-  aclError push(Task task, bool always_run, const char *api);
+  // `finish` (may be empty) runs on the worker after the task, under the
+  // stream's lock, in the same step that counts the task finished: whoever
+  // sees its effect (an event completing) also sees the stream past the task.
+  // It must be short and must not call back into this stream.
+  aclError push(Task task, bool always_run, const char *api,
+                std::function<void()> finish = nullptr);
 
   // Waits until every task pushed before the call has finished, or until
   // deadline_ns (common::now_ns units, INT64_MAX = forever). True if drained.
@@ -55,6 +61,7 @@ struct Stream {
   struct Item {
     Task fn;
     bool always_run;
+    std::function<void()> finish;
   };
   void run();
 
@@ -72,5 +79,8 @@ struct Stream {
   std::mutex join_mu_;
   std::thread worker_;
 };
+
+// Backs hostrtFailCurrentTask: false outside a stream task.
+bool fail_current_task(aclError code, const char *message);
 
 }  // namespace hostrt

@@ -1,7 +1,6 @@
 // Entry points the host runtime declares but cannot provide: profiling
-// (aclprof*, in libmsprofiler.so on CANN) and virtual memory management. Each
-// returns ACL_ERROR_API_NOT_SUPPORT with a message, except
-// aclrtMemGetAllocationGranularity, which reports the 2 MiB the arena uses.
+// (aclprof*, in libmsprofiler.so on CANN). Each returns
+// ACL_ERROR_API_NOT_SUPPORT with a message.
 #include "acl/acl_prof.h"
 #include "runtime/internal.h"
 
@@ -13,7 +12,6 @@ aclError unsupported(const char *api, const char *why) {
               why);
 }
 constexpr const char *kProf = "no device profiler on the CPU";
-constexpr const char *kVmm = "no virtual memory management; use aclrtMalloc";
 }  // namespace
 
 extern "C" {
@@ -45,52 +43,6 @@ ACL_FUNC_VISIBILITY aclError aclprofStart(const aclprofConfig *profilerConfig) {
 
 ACL_FUNC_VISIBILITY aclError aclprofStop(const aclprofConfig *profilerConfig) {
   return unsupported("aclprofStop", kProf);
-}
-
-// ---- virtual memory ---------------------------------------------------------
-
-// Works: 2 MiB for both options.
-ACL_FUNC_VISIBILITY aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemProp *prop,
-                                                              aclrtMemGranularityOptions option,
-                                                              size_t *granularity) {
-  const char *api = "aclrtMemGetAllocationGranularity";
-  if (prop == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: prop is NULL", api);
-  if (granularity == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: granularity is NULL", api);
-  if (option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM &&
-      option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: option (%d) is not an aclrtMemGranularityOptions",
-                api, static_cast<int>(option));
-  }
-  *granularity = 2u << 20;
-  return ACL_SUCCESS;
-}
-
-// The rest: ACL_ERROR_API_NOT_SUPPORT.
-ACL_FUNC_VISIBILITY aclError aclrtReserveMemAddress(void **virPtr, size_t size, size_t alignment,
-                                                    void *expectPtr, uint64_t flags) {
-  return unsupported("aclrtReserveMemAddress", kVmm);
-}
-
-ACL_FUNC_VISIBILITY aclError aclrtReleaseMemAddress(void *virPtr) {
-  return unsupported("aclrtReleaseMemAddress", kVmm);
-}
-
-ACL_FUNC_VISIBILITY aclError aclrtMallocPhysical(aclrtDrvMemHandle *handle, size_t size,
-                                                 const aclrtPhysicalMemProp *prop, uint64_t flags) {
-  return unsupported("aclrtMallocPhysical", kVmm);
-}
-
-ACL_FUNC_VISIBILITY aclError aclrtFreePhysical(aclrtDrvMemHandle handle) {
-  return unsupported("aclrtFreePhysical", kVmm);
-}
-
-ACL_FUNC_VISIBILITY aclError aclrtMapMem(void *virPtr, size_t size, size_t offset,
-                                         aclrtDrvMemHandle handle, uint64_t flags) {
-  return unsupported("aclrtMapMem", kVmm);
-}
-
-ACL_FUNC_VISIBILITY aclError aclrtUnmapMem(void *virPtr) {
-  return unsupported("aclrtUnmapMem", kVmm);
 }
 
 }  // extern "C"

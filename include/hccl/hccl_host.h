@@ -5,7 +5,42 @@
 #ifndef PYHCCL_HCCL_HCCL_HOST_H_
 #define PYHCCL_HCCL_HCCL_HOST_H_
 
+#include <stdint.h>
+
+#include "hccl/hccl_types.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
 /* Defined when building against pyhccl's CPU host runtime. */
 #define PYHCCL_HOST_RUNTIME 1
+
+/* Where a communicator's ranks run. Ranks are on one host when they can share
+ * memory: the same host name, boot id and network namespace. Hosts are
+ * numbered from 0 in the order of their lowest rank. */
+typedef struct {
+    uint32_t nHosts;    /* hosts the communicator spans */
+    uint32_t hostId;    /* this rank's host */
+    uint32_t localRank; /* this rank's index among the ranks of its host */
+    uint32_t localSize; /* ranks on this rank's host */
+} PyhcclTopology;
+
+/* Fills *topo, and hostOfRank[r] (when not NULL; rankCount must then be the
+ * communicator's rank count) with the host of every rank r. */
+HCCL_API_VISIBILITY HcclResult PyhcclCommGetTopology(HcclComm comm, PyhcclTopology *topo, uint32_t *hostOfRank,
+                                 uint32_t rankCount);
+
+/* The name of host hostId (its host name, "/tag" added when PYHCCL_HOST_TAG
+ * told ranks apart), NUL-terminated in name[0..nameLen). */
+HCCL_API_VISIBILITY HcclResult PyhcclCommGetHostName(HcclComm comm, uint32_t hostId, char *name, uint32_t nameLen);
+
+/* How this rank reaches rank `peer`: "shm" (shared memory, same host), "tcp"
+ * (another host, or PYHCCL_TRANSPORT=tcp) or "self". */
+HCCL_API_VISIBILITY HcclResult PyhcclCommGetTransport(HcclComm comm, uint32_t peer, char *name, uint32_t nameLen);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif /* PYHCCL_HCCL_HCCL_HOST_H_ */

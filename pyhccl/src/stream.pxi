@@ -3,6 +3,19 @@
 
 _tls = threading.local()
 
+cdef extern from *:
+    """
+    /* The host runtime lets a host function fail its stream task
+       (csrc/runtime/hostrt.h); a CANN toolkit has no such call. */
+    #ifdef PYHCCL_CANN
+    #define PYHCCL_FAIL_CURRENT_TASK(code, msg) ((void)(msg), (code))
+    #else
+    extern int hostrtFailCurrentTask(int code, const char *message);
+    #define PYHCCL_FAIL_CURRENT_TASK(code, msg) hostrtFailCurrentTask((code), (msg))
+    #endif
+    """
+    aclError PYHCCL_FAIL_CURRENT_TASK(aclError code, const char *message) nogil
+
 
 cdef int _timeout_ms(object timeout, str api) except? -2:
     """Seconds (None = forever) -> int32 milliseconds (-1 = forever)."""
@@ -34,6 +47,7 @@ cdef class Stream:
     cdef bint _destroyed
     cdef object _pending        # deque of (event handle, device, objects)
     cdef list _free_events      # [(event handle, device)] ready for reuse
+    cdef list _host_errors      # exceptions of host functions not yet reported
     cdef object __weakref__
 
     def __cinit__(self, priority=None, flags=None, *, _default=False):
@@ -41,6 +55,7 @@ cdef class Stream:
         cdef uint32_t prio = 0, flg = 0
         self._pending = deque()
         self._free_events = []
+        self._host_errors = []
         self._device = -1
         if _default:
             self._is_default = True
@@ -183,6 +198,33 @@ cdef class Stream:
         self._pending = deque()
         return 0
 
+    cdef int _raise_failure(self, aclError err, str api) except -1:
+        """Raise the stream's error (if any), chained to a failed host function's exception."""
+        cdef bytes name = api.encode()
+        if err == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT:
+            CHKACL(err, name)                    # nothing was reported yet
+        errors = list(self._host_errors)
+        self._host_errors.clear()              # the stream reports one failure, then is clean
+        if err == ACL_SUCCESS:
+            if errors and not PYHCCL_HOST_RUNTIME:
+                # CANN cannot fail a task from a host function: report it here.
+                tag, cause = errors[0]
+                raise AclError(ACL_ERROR_RT_FAILURE,
+                               f"{api} failed: {_host_func_message(tag, cause)}", api) from cause
+            return 0
+        try:
+            CHKACL(err, name)
+        except AclError as error:
+            # The runtime reports the first failed task; chain the exception
+            # whose message it carries (others may have been reported already,
+            # e.g. by synchronize_device()).
+            text = str(error)
+            for tag, cause in errors:
+                if tag + " raised" in text:
+                    raise error from cause
+            raise
+        return 0
+
     def _discard_pending(self):
         self._pending.clear()
         self._free_events = []
@@ -203,8 +245,9 @@ cdef class Stream:
                 aclrtSynchronizeStreamWithTimeout.
 
         Raises:
-            AclError: a task on the stream failed (its first error), or the
-                timeout expired (ACL_ERROR_RT_STREAM_SYNC_TIMEOUT).
+            AclError: a task on the stream failed (its first error; for a
+                host function that raised, its __cause__ is the exception),
+                or the timeout expired (ACL_ERROR_RT_STREAM_SYNC_TIMEOUT).
         """
         cdef int32_t ms = _timeout_ms(timeout, "synchronize")
         cdef aclError err
@@ -225,10 +268,8 @@ cdef class Stream:
             for entry in self._pending:
                 self._free_events.append((entry[0], entry[1]))
             self._pending.clear()
-        if ms < 0:
-            CHKACL(err, "aclrtSynchronizeStream")
-        else:
-            CHKACL(err, "aclrtSynchronizeStreamWithTimeout")
+        self._raise_failure(err, "aclrtSynchronizeStream" if ms < 0
+                            else "aclrtSynchronizeStreamWithTimeout")
 
     def query(self):
         """Return True if all work on the stream is done (aclrtStreamQuery)."""
@@ -273,15 +314,20 @@ cdef class Stream:
         """Enqueue a call of ``fn(*args)`` on the stream (aclrtLaunchHostFunc).
 
         The call runs on the runtime's worker thread, in stream order, holding
-        the GIL; later work on the stream waits for it to return. Exceptions
-        it raises are reported through sys.unraisablehook. Returns at once.
+        the GIL; later work on the stream waits for it to return. Returns at
+        once.
+
+        An exception it raises fails the stream like any failed task: the
+        next synchronize() raises AclError (ACL_ERROR_RT_FAILURE) whose
+        __cause__ is that exception; work after it still runs unless the
+        stream stops on failure.
         """
         if not callable(fn):
             raise TypeError(f"launch_host_func: fn must be callable, not {type(fn).__name__}")
         self._check("launch_host_func")
         if self._is_default:
             _current_device()
-        payload = (fn, args)
+        payload = (fn, args, self._host_errors)
         with nogil:
             CHKACL(aclrtLaunchHostFunc(self._handle, _host_func_trampoline, <void *>payload),
                    "aclrtLaunchHostFunc")
@@ -323,29 +369,30 @@ cdef class Stream:
         return False
 
 
+_host_func_ids = itertools.count(1)
+
+
+cdef str _host_func_message(str tag, object exc):
+    return f"{tag} raised {type(exc).__name__}: {exc}"
+
+
 cdef void _host_func_trampoline(void *arg) noexcept with gil:
-    # `arg` is a (fn, args) tuple kept alive by the stream's keep-alive list.
+    # `arg` is a (fn, args, errors) tuple kept alive by the stream's keep-alive
+    # list. An exception goes to `errors` (the stream's, to be chained by its
+    # next synchronize) and fails the running task.
     cdef object payload = <object>arg
+    cdef bytes message
     try:
         payload[0](*payload[1])
     except BaseException as exc:
         try:
-            sys.unraisablehook(_Unraisable(type(exc), exc, exc.__traceback__,
-                                           "exception in a stream host function",
-                                           payload[0]))
+            # A tag the runtime's (possibly truncated) message keeps near its start.
+            tag = f"host function #{next(_host_func_ids)} ({getattr(payload[0], '__qualname__', '?')})"
+            payload[2].append((tag, exc))
+            message = ("aclrtLaunchHostFunc: " + _host_func_message(tag, exc)).encode("utf-8", "replace")
+            PYHCCL_FAIL_CURRENT_TASK(ACL_ERROR_RT_FAILURE, message)
         except BaseException:
             pass
-
-
-class _Unraisable:
-    __slots__ = ("exc_type", "exc_value", "exc_traceback", "err_msg", "object")
-
-    def __init__(self, exc_type, exc_value, exc_traceback, err_msg, obj):
-        self.exc_type = exc_type
-        self.exc_value = exc_value
-        self.exc_traceback = exc_traceback
-        self.err_msg = err_msg
-        self.object = obj
 
 
 cdef Stream _default_stream = Stream(_default=True)

@@ -35,6 +35,7 @@
 
 #include "acl/acl.h"
 #include "hccl/hccl.h"
+#include "hccl/hccl_host.h"
 
 static int g_rank, g_n, g_fail, g_checks, g_device_mem;
 
@@ -510,9 +511,11 @@ static uint64_t fnv(const void *p, size_t n) {
   return h;
 }
 
-/* Fractional inputs, so rounding depends on the order of the fold: every path
- * must give exactly ((x0 + x1) + x2) + ... in rank order, and every rank the
- * same bits (compared through an AllGather of hashes). */
+/* Fractional inputs, so rounding depends on the order of the fold: on one
+ * host every path must give exactly ((x0 + x1) + x2) + ... in rank order
+ * (across hosts, or on a ring, the order is fixed by the job shape instead:
+ * CHECK_FOLD_ORDER=any), every rank the same bits (compared through an
+ * AllGather of hashes), and a second run the same bits as the first. */
 static void t_determinism(HcclComm comm, aclrtStream s, HcclDataType t, size_t count) {
   size_t es = esize(t);
   char what[96];
@@ -531,10 +534,17 @@ static void t_determinism(HcclComm comm, aclrtStream s, HcclDataType t, size_t c
     if (t == HCCL_DATA_TYPE_FP32) ((float *)ref)[i] = facc;
     if (t == HCCL_DATA_TYPE_FP64) ((double *)ref)[i] = acc;
   }
+  char *again = alloc(count * es);
+  memcpy(again, buf, count * es);
   HCCL_OK(HcclAllReduce(buf, buf, count, t, HCCL_REDUCE_SUM, comm, s));
+  HCCL_OK(HcclAllReduce(again, again, count, t, HCCL_REDUCE_SUM, comm, s));
   sync_ok(s, what);
-  if (t == HCCL_DATA_TYPE_FP32 || t == HCCL_DATA_TYPE_FP64)
+  CHECK(memcmp(buf, again, count * es) == 0, "%s: a second run gave other bits", what);
+  const char *order = getenv("CHECK_FOLD_ORDER");
+  int rank_order = order == NULL || strcmp(order, "any") != 0;
+  if (rank_order && (t == HCCL_DATA_TYPE_FP32 || t == HCCL_DATA_TYPE_FP64))
     CHECK(memcmp(buf, ref, count * es) == 0, "%s: not the rank-order fold", what);
+  release(again);
   uint64_t *hashes = alloc(8 * g_n), *mine = alloc(8);
   *mine = fnv(buf, count * es);
   HCCL_OK(HcclAllGather(mine, hashes, 1, HCCL_DATA_TYPE_UINT64, comm, s));
@@ -677,7 +687,47 @@ static void t_errors(HcclComm comm, aclrtStream s) {
 
 /* ---- modes ---------------------------------------------------------------- */
 
+/* ---- topology (pyhccl extension) --------------------------------------- */
+
+/* Consistent with itself, with the transports, and with CHECK_HOSTS (the
+ * number of hosts the test laid out) when set. */
+static void t_topology(HcclComm comm) {
+  PyhcclTopology t;
+  uint32_t host_of[64];
+  HCCL_OK(PyhcclCommGetTopology(comm, &t, host_of, (uint32_t)g_n));
+  const char *want = getenv("CHECK_HOSTS");
+  CHECK(want == NULL || t.nHosts == (uint32_t)atoi(want), "topology: %u hosts, want %s", t.nHosts, want);
+  CHECK(host_of[g_rank] == t.hostId, "topology: host of own rank");
+  uint32_t local = 0, below = 0;
+  for (int r = 0; r < g_n; ++r) {
+    char kind[8];
+    HCCL_OK(PyhcclCommGetTransport(comm, (uint32_t)r, kind, sizeof(kind)));
+    const char *expect = r == g_rank ? "self" : host_of[r] == t.hostId ? "shm" : "tcp";
+    if (getenv("PYHCCL_TRANSPORT") != NULL && r != g_rank) expect = "tcp";
+    CHECK(strcmp(kind, expect) == 0, "transport to rank %d is %s, want %s", r, kind, expect);
+    if (host_of[r] == t.hostId) {
+      ++local;
+      if (r < g_rank) ++below;
+    }
+  }
+  CHECK(t.localSize == local && t.localRank == below, "topology: local %u/%u, want %u/%u",
+        t.localRank, t.localSize, below, local);
+  char name[256];
+  HCCL_OK(PyhcclCommGetHostName(comm, t.hostId, name, sizeof(name)));
+  CHECK(name[0] != '\0', "host name empty");
+  expect_err(PyhcclCommGetHostName(comm, t.nHosts, name, sizeof(name)), HCCL_E_PARA,
+             "PyhcclCommGetHostName", "hostId");
+  expect_err(PyhcclCommGetHostName(comm, t.hostId, name, 1), HCCL_E_PARA,
+             "PyhcclCommGetHostName", "nameLen");
+  expect_err(PyhcclCommGetTopology(comm, &t, host_of, (uint32_t)g_n + 1), HCCL_E_PARA,
+             "PyhcclCommGetTopology", "rankCount");
+  expect_err(PyhcclCommGetTopology(comm, NULL, NULL, 0), HCCL_E_PTR, "PyhcclCommGetTopology", "topo");
+  expect_err(PyhcclCommGetTransport(comm, (uint32_t)g_n, name, sizeof(name)), HCCL_E_PARA,
+             "PyhcclCommGetTransport", "peer");
+}
+
 static void run_suite(HcclComm comm, aclrtStream s, int big) {
+  t_topology(comm);
   static const size_t counts[] = {0, 1, 7, 1000};
   size_t nc = sizeof(counts) / sizeof(counts[0]);
   for (size_t ti = 0; ti < NTYPES; ++ti) {
@@ -967,6 +1017,19 @@ int main(int argc, char **argv) {
   ACL_OK(aclrtCreateStream(&s));
   /* timeout cfg: the 2 s limit comes from the config, not HCCL_EXEC_TIMEOUT. */
   int cfg_timeout = strcmp(mode, "timeout") == 0 && argc > 5 && strcmp(argv[5], "cfg") == 0;
+  if (strcmp(mode, "initfail") == 0) {
+    /* Set-up must fail on every rank with one verdict, which the test reads. */
+    HcclRootInfo ri;
+    HcclComm bad = NULL;
+    get_root_info(rootfile, &ri);
+    double t0 = now_s();
+    HcclResult r = HcclCommInitRootInfo(g_n, &ri, g_rank, &bad);
+    CHECK(r != HCCL_SUCCESS && bad == NULL, "set-up succeeded (%d)", (int)r);
+    printf("rank %d: init failed %d after %.1f s: %s\n", g_rank, (int)r, now_s() - t0,
+           aclGetRecentErrMsg());
+    if (g_fail == 0) printf("rank %d: PASS init failed\n", g_rank);
+    return g_fail != 0;
+  }
   HcclComm comm = strcmp(mode, "suite") == 0 || cfg_timeout
                       ? make_comm(rootfile, "check_a", 0, cfg_timeout ? 2 : 0)
                       : make_comm(rootfile, NULL, 0, 0);

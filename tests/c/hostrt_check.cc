@@ -1,6 +1,7 @@
 // Checks the internal interface libhccl uses (csrc/runtime/hostrt.h): task
 // errors and their messages reach the synchronizing thread, stop-on-failure
-// mode, resolve_stream messages, the arena seen through /proc/self/fd.
+// mode, resolve_stream messages, the arena and mapped virtual memory seen
+// through /proc/self/fd, pins of mapped memory.
 // Prints "hostrt ok".
 //   g++ -std=c++17 -Iinclude -Icsrc tests/c/hostrt_check.cc -Lbuild/lib -lascendcl
 #include <fcntl.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <memory>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +35,94 @@
 static bool msg_has(const char *needle) {
   const char *m = aclGetRecentErrMsg();
   return m != nullptr && std::strstr(m, needle) != nullptr;
+}
+
+static int g_local;
+static const void *local_ptr() { return &g_local; }
+
+// A peer's view of a located range, mapped the way libhccl does: file_size
+// bytes from offset 0 of /proc/<pid>/fd/<fd>, then offset.
+struct PeerView {
+  unsigned char *base = nullptr;
+  uint64_t size = 0;
+  explicit PeerView(const hostrt::MemRegion &r) : size(r.file_size) {
+    std::string path = "/proc/" + std::to_string(getpid()) + "/fd/" + std::to_string(r.fd);
+    int fd = open(path.c_str(), O_RDWR);
+    CHECK(fd >= 0);
+    void *m = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    close(fd);
+    CHECK(m != MAP_FAILED);
+    base = static_cast<unsigned char *>(m);
+  }
+  ~PeerView() { munmap(base, size); }
+};
+
+// Memory mapped through the virtual memory API is located like aclrtMalloc
+// memory, one mapping at a time; unmapped reserved space is never "host".
+static void check_mapped_memory(uint64_t arena_file_id) {
+  const size_t mib = 1u << 20;
+  aclrtPhysicalMemProp prop{};
+  prop.memAttr = ACL_HBM_MEM_HUGE;
+  prop.location.type = ACL_MEM_LOCATION_TYPE_DEVICE;
+  void *v = nullptr;
+  aclrtDrvMemHandle h1 = nullptr, h2 = nullptr;
+  OK(aclrtReserveMemAddress(&v, 8 * mib, 0, nullptr, 0));
+  OK(aclrtMallocPhysical(&h1, 2 * mib, &prop, 0));
+  OK(aclrtMallocPhysical(&h2, 4 * mib, &prop, 0));
+  char *b = static_cast<char *>(v);
+  OK(aclrtMapMem(b + 2 * mib, 2 * mib, 0, h1, 0));
+  OK(aclrtMapMem(b + 4 * mib, 4 * mib, 0, h2, 0));
+
+  hostrt::MemRegion r1{}, r2{};
+  uint64_t avail = 0;
+  CHECK(hostrt::locate_memory(b + 2 * mib + 100, 1000, &r1, &avail) == hostrt::MemKind::kDevice);
+  CHECK(r1.fd >= 0 && r1.file_size == 2 * mib && r1.offset == 100 && avail == 2 * mib - 100);
+  CHECK(hostrt::locate_memory(b + 5 * mib, 3 * mib, &r2, &avail) == hostrt::MemKind::kDevice);
+  CHECK(r2.fd != r1.fd && r2.file_size == 4 * mib && r2.offset == mib && avail == 3 * mib);
+  CHECK(r1.file_id != r2.file_id && r1.file_id != arena_file_id && r2.file_id != arena_file_id);
+  // Up to the end of a mapping, not one byte further, not across two mappings.
+  CHECK(hostrt::locate_memory(b + 4 * mib - 8, 8, nullptr, nullptr) == hostrt::MemKind::kDevice);
+  CHECK(hostrt::locate_memory(b + 4 * mib - 8, 9, nullptr, &avail) == hostrt::MemKind::kOutOfBounds);
+  CHECK(avail == 8);
+  CHECK(hostrt::locate_memory(b + 8 * mib - 1, 2, nullptr, nullptr) == hostrt::MemKind::kOutOfBounds);
+  // Unmapped reserved space: out of bounds, nothing available.
+  avail = 99;
+  CHECK(hostrt::locate_memory(b, 1, nullptr, &avail) == hostrt::MemKind::kOutOfBounds && avail == 0);
+  CHECK(hostrt::locate_memory(b + mib, 2 * mib, nullptr, nullptr) == hostrt::MemKind::kOutOfBounds);
+
+  // A peer's mapping shows (and changes) the same bytes.
+  OK(aclrtMemset(b + 5 * mib, mib, 0x6b, mib));
+  {
+    PeerView peer(r2);
+    CHECK(peer.base[r2.offset] == 0x6b && peer.base[r2.offset + mib - 1] == 0x6b);
+    peer.base[r2.offset + 7] = 0x01;
+    CHECK(static_cast<unsigned char>(b[5 * mib + 7]) == 0x01);
+  }
+
+  // A pin keeps the mapping mapped: unmap fails until the pin is dropped.
+  std::shared_ptr<const void> pin = hostrt::pin_memory(b + 2 * mib, 64);
+  CHECK(pin != nullptr);
+  CHECK(!hostrt::pin_memory(b, 64));                  // unmapped: nothing to pin
+  CHECK(!hostrt::pin_memory(b + 4 * mib - 8, 64));    // runs past the mapping
+  CHECK(aclrtUnmapMem(b + 2 * mib) == ACL_ERROR_INVALID_PARAM && msg_has("in use"));
+  pin.reset();
+  OK(aclrtUnmapMem(b + 2 * mib));
+  CHECK(hostrt::locate_memory(b + 2 * mib, 1, nullptr, nullptr) == hostrt::MemKind::kOutOfBounds);
+
+  // A freed handle's fd number may come back for the next handle, its file_id never.
+  const uint64_t old_id = r1.file_id;
+  OK(aclrtFreePhysical(h1));
+  OK(aclrtMallocPhysical(&h1, 2 * mib, &prop, 0));
+  OK(aclrtMapMem(b + 2 * mib, 2 * mib, 0, h1, 0));
+  CHECK(hostrt::locate_memory(b + 2 * mib, 1, &r1, nullptr) == hostrt::MemKind::kDevice);
+  CHECK(r1.file_id != old_id);
+
+  OK(aclrtUnmapMem(b + 2 * mib));
+  OK(aclrtUnmapMem(b + 4 * mib));
+  OK(aclrtFreePhysical(h1));
+  OK(aclrtFreePhysical(h2));
+  OK(aclrtReleaseMemAddress(v));
+  CHECK(hostrt::locate_memory(b + 4 * mib, 1, nullptr, nullptr) == hostrt::MemKind::kHost);
 }
 
 int main() {
@@ -81,6 +171,21 @@ int main() {
   OK(hostrt::enqueue(s, []() -> aclError { throw std::runtime_error("kaboom"); }));
   CHECK(aclrtSynchronizeStream(h) == ACL_ERROR_RT_INTERNAL_ERROR && msg_has("kaboom"));
 
+  // A host function fails its task through hostrtFailCurrentTask; the first
+  // call counts, and the stream reports it like any task error.
+  CHECK(hostrtFailCurrentTask(ACL_ERROR_RT_FAILURE, "x") == ACL_ERROR_INVALID_PARAM &&
+        msg_has("not called from a stream task"));
+  OK(aclrtLaunchHostFunc(h, [](void *) {
+    hostrtFailCurrentTask(ACL_ERROR_RT_FAILURE, "host function #1 raised ValueError: bad");
+    hostrtFailCurrentTask(ACL_ERROR_INVALID_PARAM, "second");
+    hostrt::set_error("unrelated message left behind");
+  }, nullptr));
+  CHECK(aclrtSynchronizeStream(h) == ACL_ERROR_RT_FAILURE && msg_has("#1 raised ValueError: bad"));
+  OK(aclrtLaunchHostFunc(h, [](void *) {
+    CHECK(hostrtFailCurrentTask(ACL_SUCCESS, "no") == ACL_ERROR_INVALID_PARAM);
+  }, nullptr));
+  OK(aclrtSynchronizeStream(h));
+
   // Stop on failure: normal tasks after the error are skipped, event records
   // still complete so other streams waiting on them go on.
   OK(aclrtSetStreamFailureMode(h, 1));
@@ -89,6 +194,7 @@ int main() {
   ran = 0;
   OK(hostrt::enqueue(s, [] { return ACL_ERROR_RT_FAILURE; }));
   OK(hostrt::enqueue(s, [&] { ++ran; return ACL_SUCCESS; }));
+  OK(aclrtLaunchHostFunc(h, [](void *arg) { ++*static_cast<std::atomic<int> *>(arg); }, &ran));
   OK(aclrtRecordEvent(ev, h));
   OK(aclrtStreamWaitEvent(nullptr, ev));
   OK(aclrtSynchronizeStream(nullptr));
@@ -163,6 +269,9 @@ int main() {
   close(fd);
   OK(aclrtFree(p));
   CHECK(hostrt::locate_memory(p, 1, nullptr, nullptr) == hostrt::MemKind::kHost);
+  CHECK(!hostrt::pin_memory(local_ptr(), 4));  // host memory: no pin
+
+  check_mapped_memory(info.file_id);
 
   // Enqueue on a destroyed stream's pointer is not possible through handles.
   OK(aclrtDestroyStream(h));

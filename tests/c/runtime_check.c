@@ -207,12 +207,23 @@ static void check_memory(void) {
   FAILS(aclrtMemcpy(back, 64, NULL, 64, ACL_MEMCPY_DEFAULT), ACL_ERROR_INVALID_PARAM, "src");
   FAILS(aclrtMemset(p, 16, 0, 17), ACL_ERROR_INVALID_PARAM, "aclrtMemset");
   FAILS(aclrtMemset(NULL, 16, 0, 16), ACL_ERROR_INVALID_PARAM, "aclrtMemset");
-  /* Device pointers are checked against their allocation. */
+  /* Device pointers are checked against the size asked for (1000), not the
+   * padded block (1056 bytes): not a byte past it, from the start or inside. */
   FAILS(aclrtMemcpy(p, 4096, host, 2000, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM,
         "aclrtMemcpy");
+  FAILS(aclrtMemcpy(p, 1001, host, 1001, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM,
+        "aclrtMemcpy: dst");
+  FAILS(aclrtMemcpy(back, 1001, (char *)p + 500, 501, ACL_MEMCPY_DEVICE_TO_HOST),
+        ACL_ERROR_INVALID_PARAM, "runs past the end of its aclrtMalloc allocation (500 bytes left)");
+  FAILS(aclrtMemset(p, 1040, 0, 1040), ACL_ERROR_INVALID_PARAM, "aclrtMemset: devPtr");
+  FAILS(aclrtMemset((char *)p + 1000, 8, 0, 8), ACL_ERROR_INVALID_PARAM, "aclrtMemset");
+  OK(aclrtMemcpy((char *)p + 500, 500, host, 500, ACL_MEMCPY_HOST_TO_DEVICE));
+  OK(aclrtMemset((char *)p + 999, 1, 0, 1));
   OK(aclrtMemcpy(back, 0, host, 0, ACL_MEMCPY_HOST_TO_HOST)); /* empty copy */
   OK(aclrtFree(p));
   FAILS(aclrtFree(p), ACL_ERROR_INVALID_PARAM, "aclrtFree"); /* double free */
+  FAILS(aclrtMemcpy(p, 64, host, 64, ACL_MEMCPY_HOST_TO_DEVICE), ACL_ERROR_INVALID_PARAM,
+        "not inside a live aclrtMalloc allocation"); /* use after free */
 
   /* Host memory. */
   OK(aclrtMallocHost(&q, 4096));
@@ -278,6 +289,11 @@ static void check_streams(void) {
     CHECK(log[i * kSlot + kSlot - 1] == (unsigned char)(i & 0xff));
   }
   FAILS(aclrtMemsetAsync(tmp, 8, 0, 9, s), ACL_ERROR_INVALID_PARAM, "aclrtMemsetAsync");
+  /* Past the size asked for (kSlot), inside the padding: refused. */
+  FAILS(aclrtMemsetAsync(tmp, kSlot + 1, 0, kSlot + 1, s), ACL_ERROR_INVALID_PARAM,
+        "aclrtMemsetAsync");
+  FAILS(aclrtMemcpyAsync(log, kSlot + 8, tmp, kSlot + 8, ACL_MEMCPY_DEVICE_TO_DEVICE, s),
+        ACL_ERROR_INVALID_PARAM, "aclrtMemcpyAsync: src");
   FAILS(aclrtMemcpyAsync(tmp, 8, log, 9, ACL_MEMCPY_DEVICE_TO_DEVICE, s), ACL_ERROR_INVALID_PARAM,
         "aclrtMemcpyAsync");
   FAILS(aclrtMemcpyAsync(tmp, 8, log, 8, (aclrtMemcpyKind)-1, s), ACL_ERROR_INVALID_PARAM, "kind");
@@ -423,6 +439,41 @@ static void check_events(void) {
   OK(aclrtStreamQuery(a, &st)); /* B did not wait for the later record */
   CHECK(st == ACL_STREAM_STATUS_NOT_READY);
   OK(aclrtSynchronizeStream(a));
+
+  /* A wait on an earlier record is not released by a later record of the
+   * same event on another stream that completes first. */
+  Flag g = {0, -1};
+  OK(aclrtLaunchHostFunc(a, host_sleep_then_set, &g));
+  OK(aclrtRecordEvent(e1, a));    /* completes after 50 ms */
+  OK(aclrtStreamWaitEvent(b, e1)); /* binds to that record */
+  aclrtStream c = NULL;
+  OK(aclrtCreateStream(&c));
+  OK(aclrtRecordEvent(e1, c));    /* a later record, done at once */
+  OK(aclrtSynchronizeStream(c));
+  OK(aclrtLaunchHostFunc(b, host_observe, &g));
+  OK(aclrtSynchronizeStream(b));
+  CHECK(g.observed == 1);
+  /* The same for aclrtSynchronizeEvent on a record that a later one overtakes:
+   * it waits for the latest record as of the call, here the one on c. */
+  OK(aclrtSynchronizeStream(a));
+
+  /* Whoever sees an event complete also sees its stream past the record
+   * (aclrtStreamQuery), and the other way round. Racy before the fix: many
+   * of 2000 queries said NOT_READY. */
+  int ran = 0, not_ready = 0, ev_not_done = 0;
+  for (int i = 0; i < 2000; ++i) {
+    OK(aclrtLaunchHostFunc(c, host_count, &ran));
+    OK(aclrtRecordEvent(e1, c));
+    OK(aclrtSynchronizeEvent(e1));
+    OK(aclrtStreamQuery(c, &st));
+    not_ready += st != ACL_STREAM_STATUS_COMPLETE;
+    OK(aclrtRecordEvent(e1, c));
+    OK(aclrtSynchronizeStream(c));
+    OK(aclrtQueryEventStatus(e1, &rs));
+    ev_not_done += rs != ACL_EVENT_RECORDED_STATUS_COMPLETE;
+  }
+  CHECK(not_ready == 0 && ev_not_done == 0 && ran == 2000);
+  OK(aclrtDestroyStream(c));
 
   /* Default stream for record and wait. */
   OK(aclrtRecordEvent(e1, NULL));
@@ -611,17 +662,7 @@ static void check_unsupported(void) {
   CHECK(aclprofCreateConfig(NULL, 0, ACL_AICORE_PIPE_UTILIZATION, NULL, ACL_PROF_ACL_API) == NULL);
   CHECK(strstr(aclGetRecentErrMsg(), "aclprofCreateConfig") != NULL);
   FAILS(aclprofFinalize(), ACL_ERROR_API_NOT_SUPPORT, "aclprofFinalize");
-  aclrtPhysicalMemProp prop;
-  memset(&prop, 0, sizeof prop);
-  size_t gran = 0;
-  OK(aclrtMemGetAllocationGranularity(&prop, ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED, &gran));
-  CHECK(gran == (2u << 20));
-  void *v = NULL;
-  FAILS(aclrtReserveMemAddress(&v, 1 << 21, 0, NULL, 0), ACL_ERROR_API_NOT_SUPPORT,
-        "aclrtReserveMemAddress");
-  aclrtDrvMemHandle h = NULL;
-  FAILS(aclrtMallocPhysical(&h, 1 << 21, &prop, 0), ACL_ERROR_API_NOT_SUPPORT,
-        "aclrtMallocPhysical");
+  /* Virtual memory works: tests/c/vmm_check.c. */
 }
 
 static void check_finalize(void) {

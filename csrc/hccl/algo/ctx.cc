@@ -6,11 +6,6 @@
 namespace hccl {
 namespace {
 
-bool counts_are_digest(uint32_t kind) {
-  return kind == static_cast<uint32_t>(OpKind::kAllGatherV) ||
-         kind == static_cast<uint32_t>(OpKind::kReduceScatterV);
-}
-
 // FNV-1a over the array, then a final mix; never 0.
 uint64_t counts_digest(const std::vector<uint64_t> &counts) {
   uint64_t h = 1469598103934665603ull;
@@ -26,167 +21,158 @@ uint64_t counts_digest(const std::vector<uint64_t> &counts) {
   return h == 0 ? 1 : h;
 }
 
-}  // namespace
-
-Ctx::Ctx(Comm &c, const OpDesc &o)
-    : comm(c),
-      op(o),
-      tr(*c.transport),
-      me(static_cast<int>(c.rank)),
-      n(static_cast<int>(c.nranks)),
-      slot_bytes(c.transport->slot_bytes()) {
-  if (o.kind == OpKind::kSendRecv) return;
-  // What must match on every rank: kind, dtype, and count / root / op where
-  // the call defines them identically everywhere.
-  sig_.seq = ++c.op_seq;
-  sig_.kind = static_cast<uint32_t>(o.kind);
-  sig_.dtype = static_cast<uint32_t>(o.dtype);
-  bool rooted = o.kind == OpKind::kBroadcast || o.kind == OpKind::kReduce || o.kind == OpKind::kScatter;
-  bool reducing = o.kind == OpKind::kAllReduce || o.kind == OpKind::kReduce ||
-                  o.kind == OpKind::kReduceScatter || o.kind == OpKind::kReduceScatterV;
-  // AllGatherV / ReduceScatterV: count is per rank, but recvCounts /
-  // sendCounts must be the same array everywhere: compare a digest of it.
-  // (AlltoAllV checks its counts itself, against the exchanged matrix.)
-  if (o.kind == OpKind::kAllGatherV)
-    sig_.count = counts_digest(o.recv_counts);
-  else if (o.kind == OpKind::kReduceScatterV)
-    sig_.count = counts_digest(o.send_counts);
-  else
-    sig_.count = o.kind == OpKind::kAlltoAllV ? 0 : o.count;
-  sig_.root = rooted ? o.root : 0;
-  sig_.op = reducing ? static_cast<uint32_t>(o.op) : 0;
-}
-
-void Ctx::publish() {
-  first_round_ = comm.round + 1;
-  if (sig_.seq != 0) tr.publish_op(sig_);
-}
-
-namespace {
-
-const char *kind_name(uint32_t k) {
-  static const char *const names[] = {"HcclAllReduce", "HcclBroadcast", "HcclAllGather",
-                                       "HcclReduceScatter", "HcclBarrier", "HcclReduce",
-                                       "HcclScatter", "HcclAlltoAll", "HcclAllGatherV",
-                                       "HcclReduceScatterV", "HcclAlltoAllV", "send/recv"};
-  return k < sizeof(names) / sizeof(names[0]) ? names[k] : "?";
-}
-
 std::string describe(const OpSig &s) {
-  OpKind k = static_cast<OpKind>(s.kind);
-  std::string d = std::string(kind_name(s.kind));
-  if (counts_are_digest(s.kind)) {
+  const OpFacts *f = op_facts_or_null(s.kind);
+  if (f == nullptr) return "an unknown operation (" + std::to_string(s.kind) + ")";
+  std::string d = f->api;
+  if (f->count_rule == OpFacts::kRecvCountsDigest || f->count_rule == OpFacts::kSendCountsDigest) {
     char hex[24];
     std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(s.count));
-    d += std::string("(") + (k == OpKind::kAllGatherV ? "recvCounts" : "sendCounts") +
+    d += std::string("(") + (f->count_rule == OpFacts::kRecvCountsDigest ? "recvCounts" : "sendCounts") +
          " digest " + hex + ", ";
   } else {
     d += "(count " + std::to_string(s.count) + ", ";
   }
   d += dtype_name(static_cast<HcclDataType>(s.dtype));
-  if (k == OpKind::kBroadcast || k == OpKind::kReduce || k == OpKind::kScatter)
-    d += ", root " + std::to_string(s.root);
-  if (k == OpKind::kAllReduce || k == OpKind::kReduce || k == OpKind::kReduceScatter ||
-      k == OpKind::kReduceScatterV)
-    d += std::string(", ") + op_name(static_cast<HcclReduceOp>(s.op));
+  if (f->rooted) d += ", root " + std::to_string(s.root);
+  if (f->reducing) d += std::string(", ") + op_name(static_cast<HcclReduceOp>(s.op));
   return d + ")";
+}
+
+std::string mismatch_text(const WaitError &e) {
+  const OpSig &mine = e.mine, &theirs = e.theirs;
+  const std::string peer = "rank " + std::to_string(e.peer);
+  if (mine.kind == static_cast<uint32_t>(OpKind::kSendRecv) &&
+      theirs.kind == static_cast<uint32_t>(OpKind::kSendRecv))
+    return peer + " sent " + std::to_string(theirs.count) + " " +
+           dtype_name(static_cast<HcclDataType>(theirs.dtype)) + " elements, this rank receives " +
+           std::to_string(mine.count) + " " + dtype_name(static_cast<HcclDataType>(mine.dtype)) +
+           " elements (HcclSend and HcclRecv must agree on count and dataType)";
+  if (mine.kind == static_cast<uint32_t>(OpKind::kSendRecv))
+    return "this rank called send/recv with " + peer + ", which called collective #" +
+           std::to_string(theirs.seq) + " " + describe(theirs);
+  std::string head = "collective #" + std::to_string(mine.seq) + " differs between ranks: ";
+  const OpFacts *f = op_facts_or_null(mine.kind);
+  if (theirs.seq == mine.seq && theirs.kind == mine.kind && f != nullptr &&
+      f->count_rule != OpFacts::kSameCount && f->count_rule != OpFacts::kNotCompared &&
+      theirs.count != mine.count && theirs.dtype == mine.dtype && theirs.op == mine.op)
+    return head + f->api + " was given different " +
+           (f->count_rule == OpFacts::kRecvCountsDigest ? "recvCounts" : "sendCounts") +
+           " arrays on this rank and " + peer + " (every rank must pass the same array)";
+  head += "this rank called " + describe(mine) + ", " + peer;
+  if (theirs.kind == static_cast<uint32_t>(OpKind::kSendRecv))
+    return head + " called send/recv";
+  if (theirs.seq == mine.seq) return head + " called " + describe(theirs);
+  return head + " is at collective #" + std::to_string(theirs.seq) + " (" + describe(theirs) +
+         "): the ranks called different sequences of collectives";
 }
 
 }  // namespace
 
-HcclResult Ctx::check_peer_op(int peer) {
-  comm.checked_op[peer] = sig_.seq;
-  OpSig theirs = tr.peer_op(peer, sig_.seq);
-  // A later seq there: the peer already moved on and reused the entry.
-  if (theirs.seq > sig_.seq) return HCCL_SUCCESS;
-  if (theirs.seq == sig_.seq && theirs.kind == sig_.kind && theirs.dtype == sig_.dtype &&
-      theirs.count == sig_.count && theirs.root == sig_.root && theirs.op == sig_.op)
-    return HCCL_SUCCESS;
-  std::string what = "collective #" + std::to_string(sig_.seq) + " differs between ranks: this rank called " +
-                     describe(sig_) + ", rank " + std::to_string(peer);
-  if (theirs.seq == sig_.seq && theirs.kind == sig_.kind && counts_are_digest(sig_.kind) &&
-      theirs.count != sig_.count && theirs.dtype == sig_.dtype && theirs.op == sig_.op)
-    what = "collective #" + std::to_string(sig_.seq) + " differs between ranks: " +
-           kind_name(sig_.kind) + " was given different " +
-           (sig_.kind == static_cast<uint32_t>(OpKind::kAllGatherV) ? "recvCounts" : "sendCounts") +
-           " arrays on this rank and rank " + std::to_string(peer) +
-           " (every rank must pass the same array)";
-  else if (theirs.seq == sig_.seq)
-    what += " called " + describe(theirs);
-  else
-    what += " called a different sequence of collectives (or one with count 0)";
-  return fail(HCCL_E_PARA, what);
-}
-
-HcclResult Ctx::wait(int peer, uint64_t round) {
-  if (peer == me || comm.seen[peer] >= round) return HCCL_SUCCESS;
-  HcclResult r = tr.wait(peer, round, &err);
-  if (r != HCCL_SUCCESS) return r;
-  comm.seen[peer] = round;
-  if (sig_.seq != 0 && first_round_ != 0 && round >= first_round_ && comm.checked_op[peer] != sig_.seq)
-    return check_peer_op(peer);
-  return HCCL_SUCCESS;
-}
-
-HcclResult Ctx::stage(const void *src, size_t bytes, uint64_t *round) {
-  const uint64_t j = *round = next_round();
-  HcclResult r = acquire(j);
-  if (r != HCCL_SUCCESS) return r;
-  if (bytes > 0) std::memcpy(my_slot(j), src, bytes);
-  post(j);
-  return HCCL_SUCCESS;
-}
-
-HcclResult Ctx::stage_blocks(const char *send, const std::vector<uint64_t> &counts,
-                             const std::vector<uint64_t> &displs, uint64_t off, size_t chunk,
-                             uint64_t *round) {
-  const uint64_t j = *round = next_round();
-  HcclResult r = acquire(j);
-  if (r != HCCL_SUCCESS) return r;
-  const size_t es = dtype_size(op.dtype);
-  char *slot = my_slot(j);
-  for (int q = 0; q < n; ++q) {
-    size_t len = chunk_part(counts[q], off, chunk);
-    if (len > 0) std::memcpy(slot + q * chunk * es, send + (displs[q] + off) * es, len * es);
+Ctx::Ctx(Comm &c, const OpDesc &o)
+    : comm(c),
+      op(o),
+      eng(*c.engine),
+      topo(c.topo),
+      me(static_cast<int>(c.rank)),
+      n(static_cast<int>(c.nranks)),
+      es(dtype_size(o.dtype)) {
+  const OpFacts &f = op_facts(o.kind);
+  sig.kind = static_cast<uint32_t>(o.kind);
+  sig.dtype = static_cast<uint32_t>(o.dtype);
+  if (o.kind == OpKind::kSendRecv) return;  // each message carries its item's signature
+  sig.seq = ++c.op_seq;
+  switch (f.count_rule) {
+    case OpFacts::kSameCount: sig.count = o.count; break;
+    case OpFacts::kRecvCountsDigest: sig.count = counts_digest(o.recv_counts); break;
+    case OpFacts::kSendCountsDigest: sig.count = counts_digest(o.send_counts); break;
+    case OpFacts::kNotCompared: sig.count = 0; break;
   }
-  post(j);
-  return HCCL_SUCCESS;
-}
-
-HcclResult Ctx::wait_all(uint64_t round) {
-  // Start after ourselves so ranks do not all queue on rank 0 first.
-  for (int k = 1; k < n; ++k) {
-    HcclResult r = wait((me + k) % n, round);
-    if (r != HCCL_SUCCESS) return r;
-  }
-  return HCCL_SUCCESS;
+  sig.root = f.rooted ? o.root : 0;
+  sig.op = f.reducing ? static_cast<uint32_t>(o.op) : 0;
 }
 
 HcclResult Ctx::fail(HcclResult code, const std::string &what) {
   err.code = code;
   err.what = what;
+  err.mismatch = false;
   return code;
 }
 
-bool Ctx::forced(const char *coll, const char *path, bool *any) const {
-  // Syntax: "coll:path[,coll:path...]" (also ';' or ' ' between entries).
-  const char *s = comm.tuning.force;
-  size_t cl = std::strlen(coll);
-  if (any != nullptr) *any = false;
-  while (*s != '\0') {
-    while (*s == ',' || *s == ';' || *s == ' ') ++s;
-    const char *end = s;
-    while (*end != '\0' && *end != ',' && *end != ';' && *end != ' ') ++end;
-    if (static_cast<size_t>(end - s) > cl && std::strncmp(s, coll, cl) == 0 && s[cl] == ':') {
-      if (any != nullptr) *any = true;
-      const char *p = s + cl + 1;
-      if (std::strlen(path) == static_cast<size_t>(end - p) &&
-          std::strncmp(p, path, end - p) == 0)
-        return true;
-    }
-    s = end;
+HcclResult Ctx::failed(HcclResult rc) {
+  if (err.mismatch) {
+    err.what = mismatch_text(err);
+  } else if (err.size_mismatch && es > 0) {
+    // The signatures agree, the sizes do not: counts that only one side knows.
+    const std::string peer = "rank " + std::to_string(err.peer);
+    if (op.kind == OpKind::kAlltoAllV || op.kind == OpKind::kAlltoAll)
+      err.what = peer + " sends " + std::to_string(err.got_bytes / es) +
+                 " elements to this rank but recvCounts[" + std::to_string(err.peer) + "] is " +
+                 std::to_string(err.want_bytes / es);
+    else if (op.kind == OpKind::kAllGatherV)
+      err.what = peer + " sent " + std::to_string(err.got_bytes / es) + " elements but recvCounts[" +
+                 std::to_string(err.peer) + "] is " + std::to_string(err.want_bytes / es);
+    else if (op.kind == OpKind::kSendRecv)
+      err.what = peer + " sent " + std::to_string(err.got_bytes) + " bytes, this rank expected " +
+                 std::to_string(err.want_bytes);
   }
-  return false;
+  return rc;
+}
+
+Batch::Batch(Ctx &x) : sig(x.sig), dtype(x.op.dtype), elem(x.es > 0 ? x.es : 1), x_(x) {
+  // Messages hold whole elements (a multiple of 64 bytes covers every size).
+  chunk_ = static_cast<size_t>(x.comm.tuning.chunk_bytes) / 64 * 64;
+  if (chunk_ < 64) chunk_ = 64;
+}
+
+const Region *Batch::add(Transfer::Kind kind, int peer, const char *src, char *dst, size_t bytes,
+                         Dep dep) {
+  regions_.emplace_back();
+  Region *region = &regions_.back();
+  size_t off = 0;
+  do {
+    size_t len = min_sz(chunk_, bytes - off);
+    xfers_.emplace_back();
+    Transfer &t = xfers_.back();
+    t.kind = kind;
+    t.peer = peer;
+    t.src = src != nullptr ? src + off : nullptr;
+    t.dst = dst != nullptr ? dst + off : nullptr;
+    t.bytes = len;
+    t.sig = sig;
+    t.dtype = dtype;
+    t.op = x_.op.op;
+    t.elem = elem;
+    if (dep.region != nullptr) {
+      t.dep = dep.region;
+      t.dep_off = dep.off + off;
+    }
+    region->add(&t);
+    ptrs_.push_back(&t);
+    off += len;
+  } while (off < bytes);
+  return region;
+}
+
+const Region *Batch::send(int peer, const void *src, size_t bytes, Dep dep) {
+  return add(Transfer::kSend, peer, static_cast<const char *>(src), nullptr, bytes, dep);
+}
+
+const Region *Batch::recv(int peer, void *dst, size_t bytes) {
+  return add(Transfer::kRecv, peer, nullptr, static_cast<char *>(dst), bytes, Dep{});
+}
+
+const Region *Batch::recv_reduce(int peer, const void *src, void *dst, size_t bytes, Dep dep) {
+  return add(Transfer::kRecvReduce, peer, static_cast<const char *>(src), static_cast<char *>(dst),
+             bytes, dep);
+}
+
+HcclResult Batch::run() {
+  HcclResult rc = x_.eng.run(ptrs_.data(), ptrs_.size(), &x_.err);
+  ptrs_.clear();
+  xfers_.clear();
+  regions_.clear();
+  return rc == HCCL_SUCCESS ? rc : x_.failed(rc);
 }
 
 Span split(size_t count, int parts, int i, size_t elem_bytes) {
@@ -197,22 +183,29 @@ Span split(size_t count, int parts, int i, size_t elem_bytes) {
   return Span{lo, min_sz(lo + per, count)};
 }
 
-HcclResult run_op_algorithm(Ctx &x) {
-  switch (x.op.kind) {
-    case OpKind::kAllReduce: return run_all_reduce(x);
-    case OpKind::kBroadcast: return run_broadcast(x);
-    case OpKind::kAllGather: return run_all_gather(x);
-    case OpKind::kReduceScatter: return run_reduce_scatter(x);
-    case OpKind::kBarrier: return run_barrier(x);
-    case OpKind::kReduce: return run_reduce(x);
-    case OpKind::kScatter: return run_scatter(x);
-    case OpKind::kAlltoAll:
-    case OpKind::kAlltoAllV: return run_all_to_all_v(x);
-    case OpKind::kAllGatherV: return run_all_gather_v(x);
-    case OpKind::kReduceScatterV: return run_reduce_scatter_v(x);
-    case OpKind::kSendRecv: return run_send_recv(x);
+HcclResult exchange(Ctx &x, const std::vector<int> &group, const void *mine, size_t bytes, void *out) {
+  Batch b(x);
+  b.elem = 1;
+  char *o = static_cast<char *>(out);
+  for (size_t k = 0; k < group.size(); ++k) {
+    if (group[k] == x.me) {
+      if (bytes > 0 && o + k * bytes != mine) std::memcpy(o + k * bytes, mine, bytes);
+      continue;
+    }
+    b.send(group[k], mine, bytes);
+    b.recv(group[k], o + k * bytes, bytes);
   }
-  return x.fail(HCCL_E_INTERNAL, "unknown operation");
+  return b.run();
 }
+
+std::vector<int> all_ranks(const Ctx &x) {
+  std::vector<int> v(x.n);
+  for (int r = 0; r < x.n; ++r) v[r] = r;
+  return v;
+}
+
+HcclResult compare_signatures(Ctx &x) { return exchange(x, all_ranks(x), nullptr, 0, nullptr); }
+
+HcclResult run_op_algorithm(Ctx &x) { return op_facts(x.op.kind).run(x); }
 
 }  // namespace hccl

@@ -1,15 +1,24 @@
-// What an algorithm sees while it runs: the communicator's transport, the
-// round counter (see transport/transport.h for the slot rules) and helpers.
+// What an algorithm sees while it runs: the communicator, the operation and
+// its signature, and a Batch for posting transfers on named peers:
+//   send(peer, src, bytes)                  send
+//   recv(peer, dst, bytes)                  recv
+//   recv_reduce(peer, src, dst, bytes)      recv-reduce-copy: dst = src op received
+//   send(peer, dst, bytes, {region, off})   with a dependency: recv-reduce-send,
+//                                           the bytes go out as they are produced
+// Large transfers are cut into messages of at most tuning.chunk_bytes, so
+// they spread over a TCP peer's sockets and pipeline through dependencies.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <vector>
 
 #include "hccl/algo/op.h"
 #include "hccl/comm/comm.h"
 #include "hccl/reduce/reduce.h"
+#include "hccl/transport/engine.h"
 
 namespace hccl {
 
@@ -19,49 +28,50 @@ class Ctx {
 
   Comm &comm;
   const OpDesc &op;
-  Transport &tr;
+  Engine &eng;
+  const Topology &topo;
   const int me;
   const int n;
-  const size_t slot_bytes;
-  WaitError err;  // filled by a failing wait / fail()
+  const size_t es;  // element size of op.dtype
+  OpSig sig;        // what every message of this operation carries
+  WaitError err;    // filled by a failing batch / fail()
 
-  uint64_t next_round() {
-    if (first_round_ == 0) publish();
-    return ++comm.round;
-  }
-  char *my_slot(uint64_t round) {
-    return static_cast<char *>(tr.local_slot(static_cast<int>(round % Transport::kSlots)));
-  }
-  const char *slot(int peer, uint64_t round) {
-    return static_cast<const char *>(tr.peer_slot(peer, static_cast<int>(round % Transport::kSlots)));
-  }
-  // Before filling my slot in `round`: every reader finished the round that
-  // last used it (they posted round - 1).
-  HcclResult acquire(uint64_t round) { return wait_all(round - 1); }
-  void post(uint64_t round) { tr.post(round); }
-  // Opens the next round (*round) with `bytes` of `src` in my slot: waits
-  // until the slot is free, copies, posts.
-  HcclResult stage(const void *src, size_t bytes, uint64_t *round);
-  // Same with chunk [off, off + chunk) of each of the n blocks (counts and
-  // displs in elements) of `send`, block q at q * chunk elements in the slot.
-  HcclResult stage_blocks(const char *send, const std::vector<uint64_t> &counts,
-                          const std::vector<uint64_t> &displs, uint64_t off, size_t chunk,
-                          uint64_t *round);
-  HcclResult wait(int peer, uint64_t round);
-  HcclResult wait_all(uint64_t round);
   // Fails the op with a message (read after "HcclXxx: ").
   HcclResult fail(HcclResult code, const std::string &what);
+  // After a failed batch: words a mismatch, keeps other errors as they are.
+  HcclResult failed(HcclResult rc);
+  bool multi_host() const { return topo.nhosts() > 1; }
+};
 
-  // Whether PYHCCL_ALGO forces `path` for `coll` (e.g. "allreduce", "latency");
-  // *any is set when some path is forced for coll.
-  bool forced(const char *coll, const char *path, bool *any = nullptr) const;
+// A dependency: the input of a transfer is `region`'s bytes from `off` on.
+struct Dep {
+  const Region *region = nullptr;
+  size_t off = 0;
+  Dep at(size_t more) const { return Dep{region, off + more}; }
+};
+
+class Batch {
+ public:
+  explicit Batch(Ctx &x);
+
+  const Region *send(int peer, const void *src, size_t bytes, Dep dep = {});
+  const Region *recv(int peer, void *dst, size_t bytes);
+  const Region *recv_reduce(int peer, const void *src, void *dst, size_t bytes, Dep dep = {});
+  // Runs everything posted so far to completion; then the batch is empty.
+  HcclResult run();
+
+  OpSig sig;  // stamped on what is posted next (the op's, unless changed)
+  HcclDataType dtype;
+  size_t elem;
 
  private:
-  void publish();
-  HcclResult check_peer_op(int peer);
+  const Region *add(Transfer::Kind kind, int peer, const char *src, char *dst, size_t bytes, Dep dep);
 
-  OpSig sig_{};
-  uint64_t first_round_ = 0;  // this op's first round, once it has one
+  Ctx &x_;
+  size_t chunk_;
+  std::deque<Transfer> xfers_;
+  std::deque<Region> regions_;
+  std::vector<Transfer *> ptrs_;
 };
 
 // [lo, hi) of part `i` when `count` elements are split over `parts`, each part
@@ -73,19 +83,27 @@ struct Span {
 Span split(size_t count, int parts, int i, size_t elem_bytes);
 
 inline size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
-// Elements of a block of `count` that lie in chunk [off, off + chunk).
-inline size_t chunk_part(uint64_t count, uint64_t off, size_t chunk) {
-  return count > off ? min_sz(chunk, static_cast<size_t>(count - off)) : 0;
-}
 
-// One function per collective (algo/<name>.cc); count 0 and one rank are
-// handled inside. Called on the stream's worker thread, ops in ticket order.
+// Every rank of `group` (this rank included) sends `bytes` of `mine` to every
+// other; out[k * bytes] receives group[k]'s (out[own] is a copy of mine).
+// Zero bytes make it a barrier that compares signatures.
+HcclResult exchange(Ctx &x, const std::vector<int> &group, const void *mine, size_t bytes, void *out);
+
+// Every rank, in order (the group of a flat exchange).
+std::vector<int> all_ranks(const Ctx &x);
+// Headers only: every rank compares signatures with every other (a barrier;
+// what a collective with count 0 still does, so a rank given another count
+// or operation is told rather than left waiting).
+HcclResult compare_signatures(Ctx &x);
+
+// One function per collective; count 0 and one rank are handled inside.
+// Called on the stream's worker thread, ops in ticket order.
 HcclResult run_all_reduce(Ctx &x);
+HcclResult run_reduce(Ctx &x);
 HcclResult run_broadcast(Ctx &x);
 HcclResult run_all_gather(Ctx &x);
 HcclResult run_reduce_scatter(Ctx &x);
 HcclResult run_barrier(Ctx &x);
-HcclResult run_reduce(Ctx &x);
 HcclResult run_scatter(Ctx &x);
 HcclResult run_all_to_all_v(Ctx &x);
 HcclResult run_all_gather_v(Ctx &x);

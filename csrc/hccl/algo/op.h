@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "hccl/hccl_types.h"
@@ -23,6 +24,24 @@ enum class OpKind {
   kAlltoAllV,
   kSendRecv,   // HcclSend, HcclRecv, HcclBatchSendRecv, or a group of them
 };
+
+class Ctx;
+
+// Facts about each kind of operation, in one table (op_table.cc).
+struct OpFacts {
+  OpKind kind;
+  const char *api;  // "HcclAllReduce": how messages name it
+  bool rooted;      // root must match on every rank
+  bool reducing;    // the reduction op must match on every rank
+  // How `count` is compared across ranks: the same everywhere, a digest of
+  // recvCounts (AllGatherV) or sendCounts (ReduceScatterV), or not at all.
+  enum CountRule : uint8_t { kSameCount, kRecvCountsDigest, kSendCountsDigest, kNotCompared } count_rule;
+  HcclResult (*run)(Ctx &x);  // the algorithm entry (algo/<name>.cc)
+};
+constexpr int kOpKinds = static_cast<int>(OpKind::kSendRecv) + 1;
+const OpFacts &op_facts(OpKind kind);
+// The facts of a kind number read from a peer's message (null if unknown).
+const OpFacts *op_facts_or_null(uint32_t kind);
 
 struct P2pItem {
   bool send;
@@ -52,6 +71,8 @@ struct OpDesc {
   // V variants, copied at enqueue time (elements, nRanks entries each).
   std::vector<uint64_t> send_counts, send_displs, recv_counts, recv_displs;
   std::vector<P2pItem> items;
+  // Keep mapped device memory of the buffers mapped until the op has run.
+  std::vector<std::shared_ptr<const void>> pins;
 };
 
 }  // namespace hccl

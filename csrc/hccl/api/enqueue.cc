@@ -1,5 +1,7 @@
 #include "hccl/api/enqueue.h"
 
+#include "hccl/api/checks.h"
+
 #include <string>
 #include <vector>
 
@@ -61,6 +63,7 @@ HcclResult resolve(const Comm &comm, aclrtStream stream, const char *api,
 }  // namespace
 
 HcclResult enqueue_op(const std::shared_ptr<Comm> &comm, aclrtStream stream, OpDesc op) {
+  op.pins = take_pins();
   std::shared_ptr<hostrt::Stream> s;
   HcclResult r = resolve(*comm, stream, op.api, &s);
   if (r != HCCL_SUCCESS) return r;

@@ -52,6 +52,13 @@ HcclResult bootstrap_connect(const RootInfoView &root, uint32_t nranks, uint32_t
 // nranks * bytes, rank order. Also serves as a barrier (bytes may be 0).
 // Bounded by HCCL_CONNECT_TIMEOUT.
 HcclResult bootstrap_allgather(Bootstrap *bs, const void *mine, size_t bytes, void *all);
+// Fails the job for every rank with `msg` (which should name this rank): the
+// others' pending and next bootstrap calls return `code` and the message.
+// This rank's handle fails the same way from now on.
+HcclResult bootstrap_fail(Bootstrap *bs, HcclResult code, const std::string &msg);
+// The connection's descriptor, to poll for the root's verdict while doing
+// something else (it turns readable when the job failed); -1 if none.
+int bootstrap_fd(const Bootstrap *bs);
 // Leaves the rendezvous and frees the handle (nullptr is fine).
 void bootstrap_close(Bootstrap *bs);
 

@@ -13,6 +13,7 @@
 
 #include "hccl/bootstrap/bootstrap.h"
 #include "hccl/bootstrap/wire.h"
+#include "hccl/net/socket.h"
 #include "runtime/hostrt.h"
 
 namespace hccl {
@@ -78,44 +79,6 @@ std::string io_text(Io io, int err) {
   return bsnet::errno_text(err);
 }
 
-// Dials host:port until it accepts or the deadline passes. Returns the fd, or
-// -1 with *last_err set to the last reason.
-int dial(const sockaddr_in &sa, Clock::time_point deadline, int *last_err) {
-  auto backoff = std::chrono::milliseconds(10);
-  for (;;) {
-    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-    if (fd < 0) {
-      *last_err = errno;
-    } else {
-      int rc = ::connect(fd, reinterpret_cast<const sockaddr *>(&sa), sizeof(sa));
-      int e = rc == 0 ? 0 : errno;
-      if (e == EINPROGRESS || e == EINTR) {
-        // Connection in flight: wait for it, but not past the deadline.
-        for (;;) {
-          struct pollfd p = {fd, POLLOUT, 0};
-          int n = ::poll(&p, 1, bsnet::poll_ms(deadline));
-          if ((n < 0 && errno == EINTR) || (n == 0 && Clock::now() < deadline)) continue;
-          if (n <= 0) {
-            e = n == 0 ? ETIMEDOUT : errno;
-            break;
-          }
-          socklen_t len = sizeof(e);
-          if (::getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0) e = errno;
-          break;
-        }
-      }
-      if (e == 0) return fd;
-      *last_err = e;
-      bsnet::close_fd(fd);
-    }
-    // The root may not be listening yet (or is busy): back off and retry.
-    auto left = deadline - Clock::now();
-    if (left <= Clock::duration::zero()) return -1;
-    std::this_thread::sleep_for(std::min<Clock::duration>(backoff, left));
-    backoff = std::min(backoff * 2, std::chrono::milliseconds(500));
-  }
-}
-
 HcclResult connect_impl(const RootInfoView &root, uint32_t nranks, uint32_t rank, Bootstrap **out,
                         const char *api) {
   if (api == nullptr) api = "HcclCommInitRootInfo";
@@ -132,10 +95,8 @@ HcclResult connect_impl(const RootInfoView &root, uint32_t nranks, uint32_t rank
     hostrt::set_error("%s: rank (%u) is out of range for nRanks %u", api, rank, nranks);
     return HCCL_E_PARA;
   }
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons(root.port);
-  if (std::memchr(root.host, '\0', sizeof(root.host)) == nullptr || ::inet_pton(AF_INET, root.host, &sa.sin_addr) != 1 ||
+  net::SockAddr sa;
+  if (std::memchr(root.host, '\0', sizeof(root.host)) == nullptr || !net::parse_addr(root.host, root.port, &sa) ||
       root.port == 0) {
     hostrt::set_error("%s: rootInfo holds no valid root address (corrupted?)", api);
     return HCCL_E_PARA;
@@ -144,7 +105,7 @@ HcclResult connect_impl(const RootInfoView &root, uint32_t nranks, uint32_t rank
   try {
     bs = new Bootstrap;
     bs->api = api;
-    bs->where = std::string(root.host) + ":" + std::to_string(root.port);
+    bs->where = sa.str();
   } catch (const std::bad_alloc &) {
     hostrt::set_error("%s: out of memory", api);
     return HCCL_E_MEMORY;
@@ -155,13 +116,19 @@ HcclResult connect_impl(const RootInfoView &root, uint32_t nranks, uint32_t rank
   Clock::time_point deadline = Clock::now() + std::chrono::seconds(timeout);
   HcclResult r = HCCL_SUCCESS;
   int err = 0;
-  bs->fd = dial(sa, deadline, &err);
+  // The root listens before it hands out a root info: refusals mean it has
+  // gone (or served its communicator already), not that it is late.
+  bs->fd = net::dial(sa, deadline, &err, std::chrono::seconds(3));
   if (bs->fd < 0) {
     std::string why = bsnet::errno_text(err);
-    r = bs->fail(err == ECONNREFUSED ? HCCL_E_TCP_CONNECT : HCCL_E_TIMEOUT,
-                 "rank " + std::to_string(rank) + " could not connect to the root at " + bs->where + " within " +
-                     std::to_string(timeout) + " s: " + why +
-                     (err == ECONNREFUSED ? " (is the root process alive? a root info serves one communicator)" : ""));
+    if (err == ECONNREFUSED)
+      r = bs->fail(HCCL_E_TCP_CONNECT, "rank " + std::to_string(rank) + " could not connect to the root at " +
+                                           bs->where + ": " + why +
+                                           " (the root process has exited, or its root info was used "
+                                           "already: a root info serves one communicator)");
+    else
+      r = bs->fail(HCCL_E_TIMEOUT, "rank " + std::to_string(rank) + " could not connect to the root at " +
+                                       bs->where + " within " + std::to_string(timeout) + " s: " + why);
     delete bs;
     return r;
   }
@@ -264,8 +231,9 @@ static HcclResult allgather_impl(Bootstrap *bs, const void *mine, size_t bytes, 
   }
   std::string msg;
   if (io == Io::kOk && type == bsnet::kError) {
+    // The root's verdict speaks for itself (it names the rank at fault).
     HcclResult code = decode_error(payload, &msg);
-    return bs->fail(code, who + msg);
+    return bs->fail(code, msg);
   }
   if (io == Io::kTimeout)
     return bs->fail(HCCL_E_TIMEOUT, who + "timed out after " + std::to_string(timeout) + " s waiting for the other ranks");
@@ -285,6 +253,26 @@ HcclResult bootstrap_allgather(Bootstrap *bs, const void *mine, size_t bytes, vo
     return bs->fail(HCCL_E_INTERNAL, std::string("bootstrap allgather: ") + e.what());
   }
 }
+
+HcclResult bootstrap_fail(Bootstrap *bs, HcclResult code, const std::string &msg) {
+  if (bs == nullptr) return code;
+  if (bs->failed == HCCL_SUCCESS && bs->fd >= 0) {
+    std::string text = msg.substr(0, bsnet::kMaxErrorText);
+    std::vector<uint8_t> frame(bsnet::kHeaderBytes + 4 + text.size());
+    bsnet::encode_header(frame.data(), bsnet::kFail, 4 + text.size());
+    uint32_t code_be = htonl(static_cast<uint32_t>(code));
+    std::memcpy(frame.data() + bsnet::kHeaderBytes, &code_be, 4);
+    std::memcpy(frame.data() + bsnet::kHeaderBytes + 4, text.data(), text.size());
+    int err = 0;
+    bsnet::send_all(bs->fd, frame.data(), frame.size(), Clock::now() + std::chrono::seconds(1), &err);
+  }
+  bs->failed = code;
+  bs->fail_msg = bs->api + ": " + msg;
+  hostrt::set_error("%s", bs->fail_msg.c_str());
+  return code;
+}
+
+int bootstrap_fd(const Bootstrap *bs) { return bs == nullptr ? -1 : bs->fd; }
 
 void bootstrap_close(Bootstrap *bs) {
   if (bs == nullptr) return;

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "hccl/bootstrap/server_impl.h"
+#include "hccl/net/addr.h"
 #include "runtime/hostrt.h"
 
 namespace hccl {
@@ -90,9 +91,9 @@ void Server::run() {
 
 void Server::accept_all() {
   for (;;) {
-    sockaddr_in sa{};
-    socklen_t len = sizeof(sa);
-    int fd = ::accept4(cfg_.listen_fd, reinterpret_cast<sockaddr *>(&sa), &len, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    net::SockAddr sa;
+    sa.len = sizeof(sa.ss);
+    int fd = ::accept4(cfg_.listen_fd, sa.sa(), &sa.len, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (fd < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       // Out of descriptors: stop polling the listener briefly instead of spinning.
@@ -101,18 +102,18 @@ void Server::accept_all() {
       return;
     }
     size_t pending = 0;
-    for (const Conn &c : conns_) pending += (c.fd >= 0 && c.state == Conn::kPending);
-    if (pending >= kMaxPending) {
-      close_fd(fd);
-      continue;
+    Conn *oldest = nullptr;
+    for (Conn &c : conns_) {
+      if (c.fd < 0 || c.state != Conn::kPending) continue;
+      ++pending;
+      if (oldest == nullptr || c.deadline < oldest->deadline) oldest = &c;
     }
+    if (pending >= kMaxPending && oldest != nullptr) drop(*oldest);
     set_nodelay(fd);
     Conn c;
     c.fd = fd;
-    char ip[INET_ADDRSTRLEN] = "?";
-    ::inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof(ip));
-    c.peer = std::string(ip) + ":" + std::to_string(ntohs(sa.sin_port));
-    c.deadline = Clock::now() + std::chrono::seconds(cfg_.join_timeout_s);
+    c.peer = sa.str();
+    c.deadline = Clock::now() + kHelloDeadline;
     conns_.push_back(std::move(c));
   }
 }
@@ -153,8 +154,10 @@ void Server::on_readable(Conn &c) {
       refuse(c, "not a pyhccl bootstrap peer (bad magic)", false);
       break;
     }
-    if (c.state == Conn::kJoined && (!tag_ok || (type != kContrib && type != kBye) ||
-                                     (type == kContrib && len > kMaxContribution))) {
+    if (c.state == Conn::kJoined &&
+        (!tag_ok || (type != kContrib && type != kBye && type != kFail) ||
+         (type == kContrib && len > kMaxContribution) ||
+         (type == kFail && (len < 4 || len > kMaxErrorText + 4)))) {
       on_lost(c, "it sent a malformed bootstrap message");
       break;
     }
@@ -179,10 +182,19 @@ bool Server::on_frame(Conn &c, uint32_t type, const uint8_t *p, uint64_t len) {
     return c.fd >= 0 && c.state == Conn::kJoined;
   }
   if (c.state != Conn::kJoined) return false;
-  if (type == kContrib)
+  if (type == kContrib) {
     on_contrib(c, p, len);
-  else
+  } else if (type == kFail) {
+    // A rank failed a step every rank must pass (e.g. its data connections):
+    // everyone gets its message instead of waiting for it.
+    uint32_t code_be;
+    std::memcpy(&code_be, p, 4);
+    uint32_t code = ntohl(code_be);
+    fail(code == 0 ? HCCL_E_INTERNAL : static_cast<HcclResult>(code),
+         std::string(reinterpret_cast<const char *>(p) + 4, len - 4));
+  } else {
     on_bye(c);
+  }
   return c.fd >= 0 && c.state == Conn::kJoined;
 }
 

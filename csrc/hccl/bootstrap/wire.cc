@@ -41,13 +41,6 @@ bool decode_header(const uint8_t in[kHeaderBytes], uint32_t *type, uint64_t *len
   return be32toh(tag_be) == kFrameTag;
 }
 
-int poll_ms(Clock::time_point deadline, int cap_ms) {
-  auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
-  if (left <= 0) return 0;
-  // Round up so a poll never wakes just before the deadline and spins.
-  return left > cap_ms ? cap_ms : static_cast<int>(left) + 1;
-}
-
 // Waits until fd is ready for `events` or the deadline passes.
 static Io wait_fd(int fd, short events, Clock::time_point deadline, int *err) {
   for (;;) {
@@ -105,30 +98,6 @@ Io recv_all(int fd, void *buf, size_t len, Clock::time_point deadline, int *err)
     return errno == ECONNRESET ? Io::kClosed : Io::kError;
   }
   return Io::kOk;
-}
-
-void set_nodelay(int fd) {
-  int one = 1;
-  ::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-#ifdef SO_NOSIGPIPE  // BSD/macOS; Linux relies on MSG_NOSIGNAL above
-  ::setsockopt(fd, SOL_SOCKET, SO_NOSIGPIPE, &one, sizeof(one));
-#endif
-}
-
-bool set_nonblocking(int fd) {
-  int fl = ::fcntl(fd, F_GETFL, 0);
-  return fl >= 0 && ::fcntl(fd, F_SETFL, fl | O_NONBLOCK) == 0;
-}
-
-void close_fd(int fd) {
-  if (fd >= 0) ::close(fd);
-}
-
-std::string errno_text(int err) {
-  char buf[128];
-  // GNU strerror_r returns the message pointer (thread-safe, unlike strerror).
-  const char *s = strerror_r(err, buf, sizeof(buf));
-  return s ? s : "unknown error";
 }
 
 }  // namespace bsnet

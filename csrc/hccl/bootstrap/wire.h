@@ -12,11 +12,12 @@
 #include <string>
 
 #include "hccl/hccl_types.h"
+#include "hccl/net/socket.h"
 
 namespace hccl {
 namespace bsnet {
 
-using Clock = std::chrono::steady_clock;
+using net::Clock;
 
 constexpr uint32_t kFrameTag = 0x50484231;  // "PHB1"
 constexpr size_t kHeaderBytes = 16;
@@ -35,6 +36,7 @@ enum FrameType : uint32_t {
   kResult = 4,   // server -> rank: the concatenation in rank order
   kError = 5,    // server -> rank: u32 HcclResult + message text; the job failed
   kBye = 6,      // rank -> server: bootstrap_close, no payload
+  kFail = 7,     // rank -> server: u32 HcclResult + message; fail the job for everyone with it
 };
 
 struct HelloPayload {
@@ -57,15 +59,11 @@ enum class Io { kOk, kTimeout, kClosed, kError };
 Io send_all(int fd, const void *buf, size_t len, Clock::time_point deadline, int *err);
 Io recv_all(int fd, void *buf, size_t len, Clock::time_point deadline, int *err);
 
-void set_nodelay(int fd);
-bool set_nonblocking(int fd);
-// Closes fd, retrying nothing (close must not be retried on EINTR on Linux).
-void close_fd(int fd);
-
-// Milliseconds until `deadline`, clamped to [0, cap_ms], for poll().
-int poll_ms(Clock::time_point deadline, int cap_ms = 1000);
-
-std::string errno_text(int err);
+// Shared with the TCP transport (net/socket.h).
+using net::close_fd;
+using net::errno_text;
+using net::poll_ms;
+using net::set_nodelay;
 
 }  // namespace bsnet
 }  // namespace hccl

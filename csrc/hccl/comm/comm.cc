@@ -4,6 +4,7 @@
 #include <unordered_map>
 
 #include "hccl/bootstrap/bootstrap.h"
+#include "hccl/transport/engine.h"
 
 namespace hccl {
 namespace {
@@ -24,7 +25,7 @@ uint64_t g_next_id = 1;
 }  // namespace
 
 Comm::~Comm() {
-  transport.reset();
+  engine.reset();
   bootstrap_close(bootstrap);
 }
 
@@ -35,7 +36,7 @@ void Comm::fail(HcclResult code, const std::string &msg) {
     async_error = code;
     async_msg = msg;
   }
-  if (transport) transport->abort(code, msg);
+  if (engine) engine->notify_failure(code, msg);
 }
 
 HcclResult Comm::error(std::string *msg) {

@@ -16,21 +16,16 @@
 #include <vector>
 
 #include "hccl/algo/op.h"
+#include "hccl/algo/tuning.h"
 #include "hccl/comm/config.h"
+#include "hccl/comm/topology.h"
 #include "hccl/hccl_types.h"
-#include "hccl/transport/transport.h"
 #include "runtime/hostrt.h"
 
 namespace hccl {
 
 class Bootstrap;
-
-// Algorithm choices agreed by all ranks at set-up (rank 0's values).
-struct AlgoTuning {
-  uint64_t latency_bytes = 0;  // AllReduce/Reduce: one-round path up to this size
-  uint64_t single_copy_min = 0;  // single-copy path from this size (aclrtMalloc buffers)
-  char force[128] = {};        // PYHCCL_ALGO, e.g. "allreduce:chunked,broadcast:staged"
-};
+class Engine;
 
 class Comm {
  public:
@@ -42,16 +37,12 @@ class Comm {
   int32_t device = 0;
   std::string name;
   CommSettings settings;
-  AlgoTuning tuning;
+  AlgoTuning tuning;  // agreed at set-up (rank 0's environment)
+  Topology topo;
   Bootstrap *bootstrap = nullptr;
-  std::unique_ptr<Transport> transport;
-  bool single_copy_ok = false;  // every rank can map every peer's aclrtMalloc arena
-  // Collective rounds, and the last round seen posted by each peer; touched
-  // only by the running op.
-  uint64_t round = 0;
-  std::vector<uint64_t> seen;
-  uint64_t op_seq = 0;               // collectives run so far
-  std::vector<uint64_t> checked_op;  // per peer: last op_seq whose signature matched
+  std::unique_ptr<Engine> engine;  // connections to every peer
+  bool single_copy_ok = false;  // every rank can map its local peers' device memory
+  uint64_t op_seq = 0;          // collectives run so far (touched only by the running op)
 
   // ---- ordering and state (all under mu) ----
   std::mutex mu;
@@ -65,7 +56,7 @@ class Comm {
   std::string async_msg;
 
   HcclComm handle() const { return reinterpret_cast<HcclComm>(id); }
-  // Records the first asynchronous failure (and tells peers via the transport).
+  // Records the first asynchronous failure and tells every peer.
   void fail(HcclResult code, const std::string &msg);
   HcclResult error(std::string *msg);
 };

@@ -1,180 +1,150 @@
-// Communicator set-up: rendezvous through the bootstrap, exchange what every
-// rank is, build the topology, and bring up the transport.
+// Communicator set-up: rendezvous through the bootstrap, learn what every
+// rank is (host, process, tuning), build the topology, and bring up one
+// connection per peer: shared memory on the same host, TCP across hosts.
+// Every step that can fail on one rank ends in a bootstrap round, and a rank
+// that fails tells the root (bootstrap_fail), which fails the job for all
+// with its message: set-up ends the same way on every rank.
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
-#include <set>
 #include <vector>
 
 #include "common/env.h"
 #include "hccl/bootstrap/bootstrap.h"
 #include "hccl/comm/comm.h"
-#include "hccl/transport/shm.h"
+#include "hccl/comm/setup_info.h"
+#include "hccl/net/netif.h"
+#include "hccl/transport/engine.h"
+#include "hccl/transport/self.h"
+#include "hccl/transport/tcp/setup.h"
 
 namespace hccl {
 namespace {
 
-constexpr uint32_t kPeerInfoVersion = 1;
-
-// What each rank tells the others (round 1). Fixed layout, same build on every rank.
-struct PeerInfo {
-  uint32_t version;
-  int32_t pid;
-  int32_t device;
-  int32_t arena_fd;
-  uint64_t arena_size;
-  uint64_t pid_ns;
-  uint64_t slot_bytes;
-  uint64_t p2p_bytes;
-  uint64_t latency_bytes;
-  uint64_t single_copy_min;
-  char host[64];
-  char boot_id[40];
-  char listen[64];  // address of this rank's TCP data listener (future transport; "" now)
-  char force[128];  // PYHCCL_ALGO
-};
-
-// Round 2: this rank's segment (empty name when it could not create one).
-struct SegmentInfo {
-  uint32_t ok;
-  int32_t fd;
-  char name[120];
-};
-
-// Round 3: whether this rank mapped every peer, and may open their fds.
-struct MapStatus {
-  uint32_t mapped;
-  uint32_t can_open_fds;
-};
-
 std::atomic<uint64_t> g_comm_seq{0};
 
-void copy_str(char *dst, size_t cap, const std::string &s) {
-  std::snprintf(dst, cap, "%s", s.c_str());
+void copy_str(char *dst, size_t cap, const std::string &s) { std::snprintf(dst, cap, "%s", s.c_str()); }
+
+// Fails set-up for every rank with this rank's message.
+HcclResult fail_setup(Comm &c, HcclResult code, const std::string &why) {
+  return bootstrap_fail(c.bootstrap, code, "rank " + std::to_string(c.rank) + ": " + why);
 }
 
-std::string read_first_line(const char *path) {
-  std::ifstream f(path);
-  std::string line;
-  std::getline(f, line);
-  return line;
-}
-
-PeerInfo make_peer_info(const Comm &c) {
-  PeerInfo p;
-  std::memset(&p, 0, sizeof(p));
-  p.version = kPeerInfoVersion;
-  p.pid = getpid();
-  p.device = c.device;
-  p.arena_fd = -1;
-  p.arena_size = 0;
-  struct stat st;
-  p.pid_ns = stat("/proc/self/ns/pid", &st) == 0 ? st.st_ino : 0;
-  char host[64] = {};
-  gethostname(host, sizeof(host) - 1);
-  copy_str(p.host, sizeof(p.host), host);
-  copy_str(p.boot_id, sizeof(p.boot_id), read_first_line("/proc/sys/kernel/random/boot_id"));
-  // Staging slots: half the configured buffer, capped (bigger slots stop
-  // paying off once a chunk no longer fits in cache).
-  uint64_t budget = static_cast<uint64_t>(c.settings.buffer_mb) << 20;
-  uint64_t slot = common::env_bytes("PYHCCL_SLOT_BYTES", 1ull << 20);
-  if (slot > budget / 2) slot = budget / 2;
-  if (slot < (64u << 10)) slot = 64u << 10;
-  // Per-rank pieces of a chunk (ReduceScatter, AlltoAll) need >= 8 elements.
-  if (slot < 64ull * c.nranks) slot = 64ull * c.nranks;
-  p.slot_bytes = (slot + 4095) / 4096 * 4096;
-  // p2p slots exist per peer: keep their total near 32 MiB for many ranks.
-  uint64_t p2p = common::env_bytes("PYHCCL_P2P_BYTES", 256u << 10);
-  if (p2p > (32ull << 20) / c.nranks) p2p = (32ull << 20) / c.nranks;
-  if (p2p < 4096) p2p = 4096;
-  p.p2p_bytes = (p2p + 4095) / 4096 * 4096;
-  p.latency_bytes = common::env_bytes("PYHCCL_LATENCY_BYTES", 64u << 10);
-  p.single_copy_min = common::env_bytes("PYHCCL_SINGLE_COPY_BYTES", 256u << 10);
-  copy_str(p.force, sizeof(p.force), common::env_str("PYHCCL_ALGO", ""));
-  return p;
-}
-
-// Unlinks whatever segment names are known on a failed set-up (the Comm's
-// destructor closes the bootstrap and the transport).
-struct InitGuard {
-  std::vector<ShmTransport::PeerDesc> names;
-  bool armed = true;
-  ~InitGuard() {
-    if (!armed) return;
-    ShmTransport::unlink_names(names);
+// Round 2: shared memory between the ranks of each host.
+HcclResult setup_shm(Comm &c, const std::vector<RankInfo> &info, const std::string &job) {
+  const std::vector<int> &local = c.topo.local(c.rank);
+  std::unique_ptr<shm::Hub> hub;
+  SegmentInfo seg;
+  std::memset(&seg, 0, sizeof(seg));
+  seg.fd = -1;
+  if (local.size() > 1) {
+    char name[120];
+    std::snprintf(name, sizeof(name), "/pyhccl-%s-%u-%llu", job.c_str(), c.rank,
+                  static_cast<unsigned long long>(g_comm_seq.fetch_add(1)));
+    shm::Hub::Options opt;
+    opt.rank = static_cast<int>(c.rank);
+    opt.nranks = static_cast<int>(c.nranks);
+    opt.local = local;
+    opt.slot_bytes = info[0].slot_bytes;  // rank 0 decides: layouts must agree
+    opt.slots = info[0].slots;
+    std::string why;
+    hub = shm::Hub::create(opt, name, &why);
+    if (!hub) return fail_setup(c, HCCL_E_MEMORY, why);
+    seg.ok = 1;
+    seg.fd = hub->segment_fd();
+    copy_str(seg.name, sizeof(seg.name), name);
   }
-};
-
-HcclResult exchange_status(Comm &c, const MapStatus &mine, const char *api) {
-  std::vector<MapStatus> all(c.nranks);
-  HcclResult r = bootstrap_allgather(c.bootstrap, &mine, sizeof(mine), all.data());
+  std::vector<SegmentInfo> segs(c.nranks);
+  HcclResult r = bootstrap_allgather(c.bootstrap, &seg, sizeof(seg), segs.data());
+  if (r != HCCL_SUCCESS) return r;
+  std::vector<shm::PeerDesc> peers(c.nranks);
+  for (int p : local) {
+    peers[p].segment = segs[p].name;
+    peers[p].pid = info[p].pid;
+    peers[p].start_time = info[p].start_time;
+    peers[p].same_pid_ns = info[p].pid_ns == info[c.rank].pid_ns;
+  }
+  ReadyInfo ready{1, 1};
+  if (hub) {
+    std::string why;
+    if (!hub->connect(peers, &why)) return fail_setup(c, HCCL_E_MEMORY, why);
+    // Single copy maps peers' memory through /proc/<pid>/fd: probe it once.
+    for (int p : local) {
+      if (p == static_cast<int>(c.rank)) continue;
+      std::string path = "/proc/" + std::to_string(info[p].pid) + "/fd/" + std::to_string(segs[p].fd);
+      int fd = peers[p].same_pid_ns ? open(path.c_str(), O_RDONLY | O_CLOEXEC) : -1;
+      if (fd < 0) ready.can_map = 0;
+      else close(fd);
+    }
+  }
+  std::vector<ReadyInfo> all(c.nranks);
+  r = bootstrap_allgather(c.bootstrap, &ready, sizeof(ready), all.data());
   if (r != HCCL_SUCCESS) return r;
   c.single_copy_ok = true;
-  for (uint32_t i = 0; i < c.nranks; ++i) {
-    if (all[i].mapped == 0) {
-      if (mine.mapped) hostrt::set_error("%s: rank %u failed to map its peers' shared memory", api, i);
-      return HCCL_E_MEMORY;
-    }
-    if (all[i].can_open_fds == 0) c.single_copy_ok = false;
+  for (const ReadyInfo &a : all) c.single_copy_ok = c.single_copy_ok && a.can_map;
+  if (hub) {
+    // Every rank has mapped every segment: the names can go, so nothing is
+    // left in /dev/shm even if a process is killed later.
+    hub->unlink_own();
+    for (int p : local)
+      if (p != static_cast<int>(c.rank)) c.engine->conns[p] = hub->connection(p);
+    c.engine->hub = std::move(hub);
   }
   return HCCL_SUCCESS;
 }
 
-HcclResult setup_transport(Comm &c, const std::vector<PeerInfo> &info, const std::string &job,
-                           const char *api, InitGuard *guard) {
-  const PeerInfo &me = info[c.rank];
-  ShmTransport::Options opt;
-  opt.rank = static_cast<int>(c.rank);
-  opt.nranks = static_cast<int>(c.nranks);
-  opt.slot_bytes = info[0].slot_bytes;  // rank 0 decides: layouts must agree
-  opt.p2p_bytes = info[0].p2p_bytes;
-  opt.exec_timeout_s = c.settings.exec_timeout_s;
-  opt.local_ranks = static_cast<int>(c.nranks);
-  char name[120];
-  std::snprintf(name, sizeof(name), "/pyhccl-%s-%u-%llu", job.c_str(), c.rank,
-                static_cast<unsigned long long>(g_comm_seq.fetch_add(1)));
-  std::string why;
-  std::unique_ptr<ShmTransport> t = ShmTransport::create(opt, name, &why);
-
-  SegmentInfo seg;
-  std::memset(&seg, 0, sizeof(seg));
-  seg.ok = t ? 1 : 0;
-  seg.fd = t ? t->segment_fd() : -1;
-  if (t) copy_str(seg.name, sizeof(seg.name), name);
-  std::vector<SegmentInfo> segs(c.nranks);
-  HcclResult r = bootstrap_allgather(c.bootstrap, &seg, sizeof(seg), segs.data());
-  if (r != HCCL_SUCCESS) return r;
-  guard->names.resize(c.nranks);
-  bool all_ok = true;
-  for (uint32_t i = 0; i < c.nranks; ++i) {
-    guard->names[i].segment = segs[i].name;
-    guard->names[i].segment_fd = segs[i].fd;
-    guard->names[i].pid = info[i].pid;
-    guard->names[i].same_pid_ns = info[i].pid_ns == me.pid_ns;
-    if (!segs[i].ok && all_ok) {
-      all_ok = false;
-      if (t)
-        hostrt::set_error("%s: rank %u could not create its shared-memory segment", api, i);
-      else
-        hostrt::set_error("%s: %s", api, why.c_str());
-    }
+// Round 3: TCP between ranks on different hosts (or everywhere, with
+// PYHCCL_TRANSPORT=tcp).
+HcclResult setup_tcp(Comm &c, const std::vector<RankInfo> &info, const RootInfoView &root,
+                     const std::vector<char> &remote, const char *api) {
+  bool mine = false;
+  for (char x : remote) mine = mine || x;
+  ListenInfo li;
+  std::memset(&li, 0, sizeof(li));
+  int listen_fd = -1;
+  if (mine) {
+    net::LocalAddr local;
+    HcclResult r = net::choose_local_addr(api, &local);
+    if (r != HCCL_SUCCESS) return fail_setup(c, r, hostrt::last_error());
+    net::SockAddr bound;
+    listen_fd = tcp::open_listener(local.addr, api, &bound, &r);
+    if (listen_fd < 0) return fail_setup(c, r, hostrt::last_error());
+    li.ok = 1;
+    li.port = bound.port();
+    copy_str(li.host, sizeof(li.host), bound.host());
   }
-  if (!all_ok) return HCCL_E_MEMORY;
-
-  MapStatus st;
-  st.mapped = t->connect(guard->names, &why) ? 1 : 0;
-  if (!st.mapped) hostrt::set_error("%s: %s", api, why.c_str());
-  st.can_open_fds = st.mapped && t->can_open_peer_fds() ? 1 : 0;
-  r = exchange_status(c, st, api);
-  if (r != HCCL_SUCCESS) return r;
-  // Every rank has mapped every segment: the names can go now, so nothing is
-  // left in /dev/shm even if a process is killed later.
-  t->unlink_own();
-  c.transport = std::move(t);
+  std::vector<ListenInfo> all(c.nranks);
+  HcclResult r = bootstrap_allgather(c.bootstrap, &li, sizeof(li), all.data());
+  if (r != HCCL_SUCCESS || !mine) {
+    net::close_fd(listen_fd);
+    return r;
+  }
+  tcp::Setup s;
+  s.rank = static_cast<int>(c.rank);
+  s.nranks = static_cast<int>(c.nranks);
+  s.remote = remote;
+  s.addrs.resize(c.nranks);
+  for (uint32_t p = 0; p < c.nranks; ++p)
+    if (remote[p] && !net::parse_addr(all[p].host, all[p].port, &s.addrs[p])) {
+      net::close_fd(listen_fd);
+      return fail_setup(c, HCCL_E_INTERNAL, "rank " + std::to_string(p) + " published no usable address");
+    }
+  for (uint32_t p = 0; p < c.nranks; ++p) s.hosts.push_back(c.topo.host_names[c.topo.host_of[p]]);
+  std::memcpy(s.secret, root.secret, sizeof(s.secret));
+  std::memcpy(s.nonce, info[0].nonce, sizeof(s.nonce));
+  s.nsock = static_cast<int>(info[0].sockets_per_peer);
+  s.buffer_bytes = static_cast<int>(info[0].socket_buffer);
+  s.deadline = net::Clock::now() + std::chrono::seconds(connect_timeout_s());
+  s.watch_fd = bootstrap_fd(c.bootstrap);
+  std::string why;
+  r = tcp::connect_all(s, listen_fd, &c.engine->conns, &why);
+  if (r == HCCL_E_REMOTE)  // another rank failed first: its verdict is waiting in the bootstrap
+    return bootstrap_allgather(c.bootstrap, nullptr, 0, nullptr);
+  if (r != HCCL_SUCCESS) return fail_setup(c, r, why);
   return HCCL_SUCCESS;
 }
 
@@ -200,38 +170,45 @@ HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,
   r = bootstrap_connect(view, nranks, rank, &c->bootstrap, api);
   if (r != HCCL_SUCCESS) return r;  // c's destructor closes what was opened
 
-  PeerInfo mine = make_peer_info(*c);
-  std::vector<PeerInfo> info(nranks);
+  // Round 1: what every rank is; rank 0's tuning is everyone's.
+  RankInfo mine = RankInfo::of_this_process(c->device, nranks);
+  std::vector<RankInfo> info(nranks);
   r = bootstrap_allgather(c->bootstrap, &mine, sizeof(mine), info.data());
   if (r != HCCL_SUCCESS) return r;
+  for (const RankInfo &p : info)
+    if (p.version != kRankInfoVersion)
+      return fail_setup(*c, HCCL_E_INTERNAL, "peers run different pyhccl builds (set-up record version " +
+                                                 std::to_string(p.version) + " vs " +
+                                                 std::to_string(kRankInfoVersion) + ")");
+  std::string bad;
+  c->tuning = info[0].tuning(&bad);
+  warn_tuning_once(info[0].pyhccl_algo, info[0].hccl_algo, bad);
+  std::vector<HostIdentity> ids(nranks);
+  for (uint32_t p = 0; p < nranks; ++p) ids[p] = info[p].host;
+  c->topo = Topology::build(ids);
 
-  std::set<std::string> hosts;
-  for (const PeerInfo &p : info) {
-    if (p.version != kPeerInfoVersion) {
-      hostrt::set_error("%s: peers run different pyhccl builds (peer info version %u vs %u)",
-                        api, p.version, kPeerInfoVersion);
-      return HCCL_E_INTERNAL;
+  c->engine.reset(new Engine(static_cast<int>(rank), static_cast<int>(nranks)));
+  c->engine->set_exec_timeout(c->settings.exec_timeout_s);
+  c->engine->set_spin(static_cast<int>(c->topo.local(rank).size()));
+  c->engine->conns[rank].reset(new SelfConnection(static_cast<int>(rank)));
+
+  // Which pairs talk over TCP: different hosts, or all with PYHCCL_TRANSPORT=tcp.
+  const bool all_tcp = info[0].all_tcp != 0;
+  std::vector<char> remote(nranks, 0);
+  bool any_local = false, any_remote = false;
+  for (uint32_t p = 0; p < nranks; ++p) {
+    for (uint32_t q = 0; q < nranks; ++q) {
+      bool tcp_pair = p != q && (all_tcp || !c->topo.same_host(p, q));
+      any_remote = any_remote || tcp_pair;
+      any_local = any_local || (p != q && !tcp_pair);
+      if (p == rank && tcp_pair) remote[q] = 1;
     }
-    hosts.insert(std::string(p.host) + "/" + p.boot_id);
   }
-  if (hosts.size() > 1) {
-    hostrt::set_error("%s: the %u ranks run on %zu hosts; the pyhccl host runtime supports "
-                      "ranks on one host only for now (no TCP transport yet)",
-                      api, nranks, hosts.size());
-    return HCCL_E_NOT_SUPPORT;
-  }
-  c->tuning.latency_bytes = info[0].latency_bytes;
-  c->tuning.single_copy_min = info[0].single_copy_min;
-  std::memcpy(c->tuning.force, info[0].force, sizeof(c->tuning.force));
-  c->tuning.force[sizeof(c->tuning.force) - 1] = '\0';
-
-  // One rank gets a transport too: self send/recv and the slots work the same.
-  InitGuard guard;
-  r = setup_transport(*c, info, job, api, &guard);
-  if (r != HCCL_SUCCESS) return r;
-  guard.armed = false;
-  c->seen.assign(nranks, 0);
-  c->checked_op.assign(nranks, 0);
+  if (any_local && (r = setup_shm(*c, info, job)) != HCCL_SUCCESS) return r;
+  if (any_remote && (r = setup_tcp(*c, info, view, remote, api)) != HCCL_SUCCESS) return r;
+  // Last round: a rank that failed its connections has failed the job at the
+  // root; nobody returns a communicator before everyone got this far.
+  if ((r = bootstrap_allgather(c->bootstrap, nullptr, 0, nullptr)) != HCCL_SUCCESS) return r;
   *out = comm_register(c);
   return HCCL_SUCCESS;
 }

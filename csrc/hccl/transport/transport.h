@@ -1,86 +1,166 @@
 // The seam between the algorithms and how bytes move between ranks.
 //
-// Model: every rank owns kSlots staging slots of slot_bytes() bytes. An
-// algorithm runs in numbered rounds (one counter per communicator, the same
-// sequence on every rank). In round j a rank may fill its slot j % kSlots,
-// then post(j); a peer that returned from wait(rank, j) may read that slot
-// until it posts j + 1. Shared memory (shm.*) makes peer slots directly
-// readable; a TCP transport (tcp.*, future) would implement peer_slot() as a
-// local mirror that wait() fills, without touching the algorithms.
-// Point-to-point traffic (HcclSend/HcclRecv) goes through p2p(), which runs
-// a batch of transfers to completion, progressing all of them together.
+// A communicator holds one Connection per peer, chosen per pair when it is
+// built: shared memory when both ranks are on one host (shm/), TCP when they
+// are not (tcp/), and a loopback for a rank's messages to itself (self.h).
+// Algorithms post Transfers on named peers: a send of a byte range, a receive
+// into one, or a receive that reduces what arrives with a local operand
+// (recv-reduce-copy; a send that depends on it makes recv-reduce-send). The
+// engine (engine.h) progresses every posted transfer until all are complete,
+// sleeps when none can move, and turns a dead peer, a failed peer, a
+// mismatched message or a stall longer than HCCL_EXEC_TIMEOUT into an error.
+//
+// Messages between a pair match in order, per direction. Every message starts
+// with a header carrying the operation's signature (OpSig), so a receiver
+// notices when ranks called different operations, whatever the transport.
 #pragma once
+
+#include <poll.h>
 
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "hccl/hccl_types.h"
 
 namespace hccl {
 
-// Why a wait or transfer failed; `what` reads well after "HcclAllReduce: ".
+// What an operation is, as every rank involved must agree: compared between
+// sender and receiver of every message.
+struct OpSig {
+  uint64_t seq = 0;    // collective number on the communicator, from 1; 0 for send/recv
+  uint64_t count = 0;  // as compared (a digest for V collectives; 0 where counts differ)
+  uint32_t kind = 0;   // OpKind
+  uint32_t dtype = 0;
+  uint32_t root = 0;
+  uint32_t op = 0;
+
+  bool operator==(const OpSig &o) const {
+    return seq == o.seq && count == o.count && kind == o.kind && dtype == o.dtype &&
+           root == o.root && op == o.op;
+  }
+  bool operator!=(const OpSig &o) const { return !(*this == o); }
+};
+static_assert(sizeof(OpSig) == 32, "OpSig travels in message headers");
+
+constexpr uint32_t kMsgMagic = 0x314d4850;  // "PHM1"
+
+// In front of every message (shm: of every slot of it).
+struct MsgHeader {
+  uint32_t magic;
+  uint32_t reserved;
+  OpSig sig;
+  uint64_t bytes;  // payload bytes of the whole message
+};
+static_assert(sizeof(MsgHeader) == 48, "message header layout");
+
+// Why a transfer or a wait failed. `what` reads well after "HcclAllReduce: ".
+// When a peer's message carried another signature or size, `mismatch` or
+// `size_mismatch` is set and the algorithm layer words the message (it knows
+// the operations' names).
 struct WaitError {
   HcclResult code = HCCL_SUCCESS;
   std::string what;
+  bool mismatch = false;       // the peer's message carried another signature
+  bool size_mismatch = false;  // same signature, other byte count (V collectives)
+  int peer = -1;
+  OpSig mine, theirs;
+  uint64_t got_bytes = 0, want_bytes = 0;
 };
 
-// What a collective is, published by every rank so that peers can tell when
-// ranks called different operations (or the same with different arguments).
-struct OpSig {
-  uint64_t seq;    // collective number on the communicator, from 1
-  uint64_t count;  // as compared across ranks (0 when it may differ)
-  uint32_t kind, dtype, root, op;
+class Region;
+
+// One posted transfer. The engine owns it until complete; the connection
+// moves its bytes and advances `done` (always a prefix of the range).
+struct Transfer {
+  enum Kind : uint8_t { kSend, kRecv, kRecvReduce };
+
+  Kind kind = kSend;
+  int peer = -1;
+  const char *src = nullptr;  // send: the bytes; recv-reduce: the local operand
+  char *dst = nullptr;        // recv, recv-reduce: where the result goes (may equal src)
+  size_t bytes = 0;
+  OpSig sig;                  // stamped on (send) or expected in (receive) the header
+  HcclDataType dtype = HCCL_DATA_TYPE_INT8;  // recv-reduce: element type and op
+  HcclReduceOp op = HCCL_REDUCE_SUM;
+  size_t elem = 1;            // element size: recv-reduce reduces whole elements
+  // src[0, k) may be read only once dep->ready(dep_off) >= k (null: at once).
+  const Region *dep = nullptr;
+  size_t dep_off = 0;
+
+  size_t done = 0;
+  bool started = false;  // the header went out / came in
+  bool complete = false;
+
+  // Bytes of src that may be read now.
+  size_t input_ready() const;
 };
 
-// One point-to-point transfer of a batch.
-struct P2pXfer {
-  bool send;
-  int peer;
-  void *buf;
-  size_t bytes;
-};
-
-class Transport {
+// A byte range produced by consecutive transfers (a chunked receive), that
+// dependent transfers read as it completes.
+class Region {
  public:
-  static constexpr int kSlots = 2;
+  void add(const Transfer *t) { parts_.push_back(t); }
+  // Bytes from `off` on that are complete (0 when off is past the end).
+  size_t ready(size_t off) const;
+  size_t bytes() const;
 
-  virtual ~Transport() = default;
+ private:
+  std::vector<const Transfer *> parts_;
+};
 
-  virtual const char *kind() const = 0;
-  // Bytes of one staging slot; equal on every rank.
-  virtual size_t slot_bytes() const = 0;
-  virtual void *local_slot(int slot) = 0;
-  virtual const void *peer_slot(int peer, int slot) = 0;
+// Device memory of a peer on the same host, as its owner described it.
+struct MemDesc {
+  int32_t fd = -1;         // memfd in the owner process
+  uint64_t ino = 0;        // its inode: a reused fd number is not taken for the old file
+  uint64_t file_size = 0;  // bytes to map from offset 0
+  uint64_t offset = 0;     // where the buffer starts in the file
+  uint64_t bytes = 0;
+};
 
-  // Announces that this rank reached `round` (rounds only grow).
-  virtual void post(uint64_t round) = 0;
-  // Waits until `peer` posted `round`, bounded by the exec timeout; fails
-  // early when the peer died or gave up.
-  virtual HcclResult wait(int peer, uint64_t round, WaitError *err) = 0;
+class Connection {
+ public:
+  explicit Connection(int peer) : peer_(peer) {}
+  virtual ~Connection() = default;
 
-  // Publishes this rank's current collective (before its first post in it).
-  virtual void publish_op(const OpSig &sig) = 0;
-  // The peer's published collective for sequence number `seq`, valid once the
-  // peer posted a round of it (sig.seq != seq: it is at another operation).
-  virtual OpSig peer_op(int peer, uint64_t seq) = 0;
+  int peer() const { return peer_; }
+  virtual const char *kind() const = 0;  // "shm", "tcp", "self"
 
-  // Runs every transfer of the batch to completion (messages between a pair
-  // of ranks match in order); a receive checks the sender's byte count.
-  virtual HcclResult p2p(P2pXfer *xfers, size_t n, WaitError *err) = 0;
-
-  // Marks this rank failed so that peers waiting on it stop at once.
-  virtual void abort(HcclResult code, const std::string &why) = 0;
-
-  // Single-copy access to a peer's aclrtMalloc memory: a readable and writable
-  // view of `bytes` at `offset` in the arena (memfd `fd`, `size` bytes) of the
-  // peer, or nullptr when this transport cannot map it.
-  virtual void *peer_arena(int peer, int fd, uint64_t size, uint64_t offset, size_t bytes) {
+  // Queues a transfer behind the earlier ones of its direction.
+  virtual void post(Transfer *t) = 0;
+  // Moves what can move without blocking; *moved tells whether anything did.
+  // Errors: the peer's message did not match, its connection broke, ...
+  virtual HcclResult progress(bool *moved, WaitError *err) = 0;
+  // Whether the peer has failed (told us so), died, or left (destroyed its
+  // communicator) while a queued transfer still waits on it. A peer that left
+  // normally is no failure otherwise: what it sent before may still be on its
+  // way. Cheap enough for every wake-up; slower probes only when `probe` is set.
+  virtual bool peer_failed(bool probe, WaitError *err) = 0;
+  // Tells the peer, best effort and without blocking, that this rank failed.
+  virtual void notify_failure(HcclResult code, const std::string &why) = 0;
+  // Forgets queued transfers (the engine gave up on them).
+  virtual void clear() = 0;
+  // File descriptors to poll while waiting for this connection (TCP); the
+  // connection asks for POLLOUT only when it has bytes waiting to go.
+  virtual void poll_fds(std::vector<pollfd> *fds) { (void)fds; }
+  // A descriptor that turns readable when the peer sends a failure notice or
+  // goes away (TCP), polled during every wait; -1 when there is none.
+  virtual int notice_fd() const { return -1; }
+  // Direct access to a peer's device memory (shm on one host); nullptr when
+  // this connection cannot map it.
+  virtual void *map_peer_memory(const MemDesc &d) {
+    (void)d;
     return nullptr;
   }
 
-  // Seconds a wait may last without progress.
-  virtual void set_exec_timeout(int seconds) = 0;
+ protected:
+  const int peer_;
 };
+
+// Checks a received header against what the receiver posted; fills *err.
+HcclResult check_header(const MsgHeader &h, const Transfer &t, WaitError *err);
+// A header for a message of transfer t.
+MsgHeader make_header(const Transfer &t);
 
 }  // namespace hccl

@@ -1,0 +1,121 @@
+#include "hccl/algo/direct.h"
+
+#include <sys/stat.h>
+
+#include <cstring>
+
+#include "runtime/hostrt.h"
+
+namespace hccl {
+namespace {
+
+struct DirectDesc {
+  uint32_t usable;
+  uint32_t pad;
+  MemDesc send, recv;
+};
+
+bool describe(const void *p, size_t bytes, MemDesc *d) {
+  *d = MemDesc{};
+  if (p == nullptr || bytes == 0) return true;
+  hostrt::MemRegion r;
+  if (hostrt::locate_memory(p, bytes, &r, nullptr) != hostrt::MemKind::kDevice || r.fd < 0) return false;
+  struct stat st;
+  if (fstat(r.fd, &st) != 0) return false;
+  d->fd = r.fd;
+  d->ino = static_cast<uint64_t>(st.st_ino);
+  d->file_size = r.file_size;
+  d->offset = r.offset;
+  d->bytes = bytes;
+  return true;
+}
+
+}  // namespace
+
+HcclResult direct_open(Ctx &x, const void *send, size_t send_bytes, void *recv, size_t recv_bytes,
+                       bool *ok, PeerViews *views) {
+  DirectDesc mine{};
+  mine.usable = describe(send, send_bytes, &mine.send) && describe(recv, recv_bytes, &mine.recv);
+  std::vector<DirectDesc> all(x.n);
+  HcclResult rc = exchange(x, all_ranks(x), &mine, sizeof(mine), all.data());
+  if (rc != HCCL_SUCCESS) return rc;
+  *ok = true;
+  for (const DirectDesc &d : all) *ok = *ok && d.usable;
+  if (!*ok) return HCCL_SUCCESS;
+  views->send.assign(x.n, nullptr);
+  views->recv.assign(x.n, nullptr);
+  for (int p = 0; p < x.n; ++p) {
+    if (p == x.me) {
+      views->send[p] = static_cast<const char *>(send);
+      views->recv[p] = static_cast<char *>(recv);
+      continue;
+    }
+    for (int which = 0; which < 2; ++which) {
+      const MemDesc &d = which == 0 ? all[p].send : all[p].recv;
+      if (d.bytes == 0) continue;
+      void *m = x.eng.conn(p).map_peer_memory(d);
+      if (m == nullptr) {
+        // A peer that died meanwhile is the real story, not the failed mapping.
+        if (x.eng.conn(p).peer_failed(true, &x.err)) return x.err.code;
+        return x.fail(HCCL_E_INTERNAL, "cannot map the device memory of rank " + std::to_string(p));
+      }
+      if (which == 0)
+        views->send[p] = static_cast<const char *>(m);
+      else
+        views->recv[p] = static_cast<char *>(m);
+    }
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclResult direct_close(Ctx &x) {
+  HcclResult rc = compare_signatures(x);
+  if (rc != HCCL_SUCCESS) return rc;
+  for (int p = 0; p < x.n; ++p)
+    if (p != x.me && x.eng.conn(p).peer_failed(false, &x.err)) return x.err.code;
+  return HCCL_SUCCESS;
+}
+
+// Rank r reduces slice r straight from every rank's send buffer into its own
+// recv (AllReduce, root < 0) or the root's (Reduce); AllReduce then copies
+// the other slices from their owners.
+HcclResult direct_all_reduce(Ctx &x, const PeerViews &v, size_t count, int root) {
+  std::vector<const void *> srcs(x.n);
+  Span mine = split(count, x.n, x.me, x.es);
+  char *dst = root < 0 ? v.recv[x.me] : v.recv[root];
+  if (mine.size() > 0) {
+    for (int p = 0; p < x.n; ++p) srcs[p] = v.send[p] + mine.lo * x.es;
+    reduce(x.op.dtype, x.op.op, dst + mine.lo * x.es, srcs.data(), x.n, mine.size());
+  }
+  if (root < 0) {
+    HcclResult rc = compare_signatures(x);
+    if (rc != HCCL_SUCCESS) return rc;
+    for (int p = 0; p < x.n; ++p) {
+      Span s = split(count, x.n, p, x.es);
+      if (p != x.me && s.size() > 0)
+        std::memcpy(v.recv[x.me] + s.lo * x.es, v.recv[p] + s.lo * x.es, s.size() * x.es);
+    }
+  }
+  return direct_close(x);
+}
+
+HcclResult direct_reduce_scatter(Ctx &x, const PeerViews &v, char *recv, size_t count) {
+  std::vector<const void *> srcs(x.n);
+  for (int p = 0; p < x.n; ++p) srcs[p] = v.send[p] + static_cast<size_t>(x.me) * count * x.es;
+  reduce(x.op.dtype, x.op.op, recv, srcs.data(), x.n, count);
+  return direct_close(x);
+}
+
+HcclResult direct_all_gather(Ctx &x, const PeerViews &v, char *recv, size_t count) {
+  const size_t B = count * x.es;
+  for (int p = 0; p < x.n; ++p)
+    if (recv + p * B != v.send[p]) std::memcpy(recv + p * B, v.send[p], B);
+  return direct_close(x);
+}
+
+HcclResult direct_broadcast(Ctx &x, const PeerViews &v, char *buf, size_t bytes, int root) {
+  if (x.me != root) std::memcpy(buf, v.send[root], bytes);
+  return direct_close(x);
+}
+
+}  // namespace hccl

@@ -1,0 +1,32 @@
+// Single-copy collectives on one host: when every rank's buffers are device
+// memory, ranks read (and write) each other's buffers directly through the
+// shm connections' peer mappings instead of moving bytes through FIFOs.
+#pragma once
+
+#include <vector>
+
+#include "hccl/algo/ctx.h"
+
+namespace hccl {
+
+struct PeerViews {
+  std::vector<const char *> send;  // nullptr where a rank has no such buffer
+  std::vector<char *> recv;
+};
+
+// Every rank describes its buffers to every other (one small exchange). *ok
+// is the same on every rank: true when all ranks' buffers (those with bytes
+// > 0) are device memory, and then *views holds them all as seen from here.
+HcclResult direct_open(Ctx &x, const void *send, size_t send_bytes, void *recv, size_t recv_bytes,
+                       bool *ok, PeerViews *views);
+// Ends a direct phase: waits until every rank is done with the others'
+// buffers, then checks that no peer failed meanwhile (a peer that gave up
+// may have reused the memory this rank read).
+HcclResult direct_close(Ctx &x);
+
+HcclResult direct_all_reduce(Ctx &x, const PeerViews &v, size_t count, int root);
+HcclResult direct_reduce_scatter(Ctx &x, const PeerViews &v, char *recv, size_t count);
+HcclResult direct_all_gather(Ctx &x, const PeerViews &v, char *recv, size_t count);
+HcclResult direct_broadcast(Ctx &x, const PeerViews &v, char *buf, size_t bytes, int root);
+
+}  // namespace hccl

@@ -1,0 +1,200 @@
+// Hierarchical AllReduce, ReduceScatter and AllGather (and, with a group of
+// one rank per "host", the plain ring over all ranks, host by host).
+//
+// AllReduce over L local ranks x H hosts: the buffer is cut into L slices,
+// slice i belongs to local rank i.
+//   1. inside the host, every rank sends slice j to local rank j and reduces
+//      what it receives for its own slice (a chain of recv-reduce);
+//   2. across hosts, the ranks with local index i run a ring all-reduce of
+//      slice i cut into H blocks (reduce-scatter, then all-gather), so every
+//      local rank uses the network at once;
+//   3. inside the host, every rank sends its finished slice to the others.
+// Every step is posted at once with dependencies, so a block goes on to the
+// next step as soon as its bytes are produced: the phases pipeline.
+// ReduceScatter is steps 1-2 (the ring reduce-scatter ends on this rank's own
+// block); AllGather is the ring all-gather across hosts, then the exchange
+// inside the host. Each element is folded in a fixed order for a given job
+// shape, so results are bit-identical on every rank and from run to run.
+#include <cstring>
+#include <vector>
+
+#include "hccl/algo/hier.h"
+#include "hccl/algo/select.h"
+
+namespace hccl {
+namespace {
+
+// The local peers of this rank in chain order (i+1, i+2, ...).
+std::vector<int> local_peers(const Groups &g) {
+  std::vector<int> out;
+  const int L = static_cast<int>(g.local.size());
+  for (int k = 1; k < L; ++k) out.push_back(g.local[(g.li + k) % L]);
+  return out;
+}
+
+// Where a fold's result is: its bytes, and the region producing them (none
+// when the result is this rank's own input, untouched).
+struct Folded {
+  const char *ptr;
+  Dep dep;
+};
+
+// Folds every local rank's copy of one block, in local order (so on one host
+// in rank order): ((x0 op x1) op x2) ... Local rank k's copy comes from it;
+// this rank's is `mine`, folded in through its own loopback connection.
+// The result goes to `dst`, the partial sums before it to `tmp`.
+Folded local_fold(Batch &b, const Groups &g, int me, const char *mine, char *dst, char *tmp,
+                  size_t bytes) {
+  const int L = static_cast<int>(g.local.size());
+  Folded acc{mine, Dep{}};
+  for (int k = 0; k < L; ++k) {
+    const int p = g.local[k];
+    char *out = k == L - 1 ? dst : tmp;
+    if (k == 0) {
+      if (p != me) acc = Folded{out, Dep{b.recv(p, out, bytes), 0}};
+      continue;
+    }
+    if (p == me) b.send(me, mine, bytes);
+    acc = Folded{out, Dep{b.recv_reduce(p, acc.ptr, out, bytes, acc.dep), 0}};
+  }
+  return acc;
+}
+
+int index_in(const std::vector<int> &v, int r) {
+  for (size_t i = 0; i < v.size(); ++i)
+    if (v[i] == r) return static_cast<int>(i);
+  return -1;
+}
+
+}  // namespace
+
+HcclResult hier_all_reduce(Ctx &x, const Groups &g, const char *in, char *out, size_t count) {
+  const size_t es = x.es;
+  const int L = static_cast<int>(g.local.size()), H = static_cast<int>(g.cross.size());
+  const Span si = split(count, L, g.li, es);
+  auto sub = [&](const Span &slice, int k) { return split(slice.size(), H, k, es); };
+  Batch b(x);
+
+  // 1. Reduce-scatter inside the host: my slice, folded in local order, into out.
+  const std::vector<int> peers = local_peers(g);
+  for (int q : peers) {
+    Span sq = split(count, L, index_in(g.local, q), es);
+    b.send(q, in + sq.lo * es, sq.size() * es);
+  }
+  std::vector<char> tmp(L > 2 || (L == 2 && g.li == 1) ? si.size() * es : 0);
+  Folded f = local_fold(b, g, x.me, in + si.lo * es, out + si.lo * es, tmp.data(), si.size() * es);
+  const Dep acc = f.dep;
+  const char *acc_base = f.ptr;
+  auto acc_at = [&](int k) { return acc.region ? acc.at(sub(si, k).lo * es) : Dep{}; };
+  auto blk = [&](int k) { return out + (si.lo + sub(si, k).lo) * es; };
+  auto blk_bytes = [&](int k) { return sub(si, k).size() * es; };
+
+  // 2. Ring across hosts over my slice's H blocks; final[k]: who finishes block k.
+  std::vector<Dep> final(H);
+  if (H == 1) {
+    final[0] = acc;  // (one rank alone is handled before: L > 1 here)
+  } else {
+    const int next = g.cross[mod(g.h + 1, H)], prev = g.cross[mod(g.h - 1, H)];
+    const Region *r = nullptr;
+    for (int s = 0; s + 1 < H; ++s) {  // reduce-scatter: ends with my block h reduced
+      int sb = mod(g.h - 1 - s, H), rb = mod(g.h - 2 - s, H);
+      if (s == 0)
+        b.send(next, acc_base + sub(si, sb).lo * es, blk_bytes(sb), acc_at(sb));
+      else
+        b.send(next, blk(sb), blk_bytes(sb), Dep{r, 0});
+      r = b.recv_reduce(prev, acc_base + sub(si, rb).lo * es, blk(rb), blk_bytes(rb), acc_at(rb));
+    }
+    final[g.h] = Dep{r, 0};
+    for (int s = 0; s + 1 < H; ++s) {  // all-gather
+      int sb = mod(g.h - s, H), rb = mod(g.h - s - 1, H);
+      b.send(next, blk(sb), blk_bytes(sb), s == 0 ? final[g.h] : Dep{r, 0});
+      r = b.recv(prev, blk(rb), blk_bytes(rb));
+      final[rb] = Dep{r, 0};
+    }
+  }
+
+  // 3. All-gather inside the host, block by block as they finish.
+  for (int q : peers)
+    for (int k = 0; k < H; ++k) b.send(q, blk(k), blk_bytes(k), final[k]);
+  for (int q : peers) {
+    Span sq = split(count, L, index_in(g.local, q), es);
+    for (int k = 0; k < H; ++k) {
+      Span part = sub(sq, k);
+      b.recv(q, out + (sq.lo + part.lo) * es, part.size() * es);
+    }
+  }
+  return b.run();
+}
+
+HcclResult hier_reduce_scatter(Ctx &x, const Groups &g, const char *in, char *out, size_t count) {
+  const size_t B = count * x.es;
+  const int L = static_cast<int>(g.local.size()), H = static_cast<int>(g.cross.size());
+  auto block = [&](int k, int j) { return in + static_cast<size_t>(g.rank_at(x, k, j)) * B; };
+  std::vector<char> tmp(H > 1 ? static_cast<size_t>(H) * B : 0);
+  auto tblk = [&](int k) { return tmp.data() + static_cast<size_t>(k) * B; };
+  Batch b(x);
+
+  // 1. Inside the host: local rank j gets, for every host k, the block of
+  // rank (k, j) folded over the host in local order.
+  const std::vector<int> peers = local_peers(g);
+  for (int q : peers)
+    for (int k = 0; k < H; ++k) b.send(q, block(k, index_in(g.local, q)), B);
+  std::vector<char> part(H == 1 && L > 1 ? B : 0);  // partial sums, when they cannot go to tmp
+  std::vector<Dep> acc(H);
+  std::vector<const char *> acc_base(H);
+  for (int k = 0; k < H; ++k) {
+    char *dst = H == 1 ? out : tblk(k);
+    Folded f = local_fold(b, g, x.me, block(k, g.li), dst, H == 1 ? part.data() : dst, B);
+    acc[k] = f.dep;
+    acc_base[k] = f.ptr;
+  }
+  if (H == 1) return b.run();
+
+  // 2. Ring reduce-scatter across hosts, ending with this rank's own block.
+  const int next = g.cross[mod(g.h + 1, H)], prev = g.cross[mod(g.h - 1, H)];
+  const Region *r = nullptr;
+  for (int s = 0; s + 1 < H; ++s) {
+    int sb = mod(g.h - 1 - s, H), rb = mod(g.h - 2 - s, H);
+    if (s == 0)
+      b.send(next, acc_base[sb], B, acc[sb]);
+    else
+      b.send(next, tblk(sb), B, Dep{r, 0});
+    r = b.recv_reduce(prev, acc_base[rb], s + 2 == H ? out : tblk(rb), B, acc[rb]);
+  }
+  return b.run();
+}
+
+HcclResult hier_all_gather(Ctx &x, const Groups &g, const char *in, char *out, size_t count) {
+  const size_t B = count * x.es;
+  const int H = static_cast<int>(g.cross.size());
+  auto block = [&](int k, int j) { return out + static_cast<size_t>(g.rank_at(x, k, j)) * B; };
+  if (block(g.h, g.li) != in) std::memcpy(block(g.h, g.li), in, B);
+  Batch b(x);
+
+  // 1. Ring all-gather across hosts of the blocks of local index li.
+  std::vector<Dep> got(H);
+  if (H > 1) {
+    const int next = g.cross[mod(g.h + 1, H)], prev = g.cross[mod(g.h - 1, H)];
+    const Region *r = nullptr;
+    for (int s = 0; s + 1 < H; ++s) {
+      int sb = mod(g.h - s, H), rb = mod(g.h - s - 1, H);
+      if (s == 0)
+        b.send(next, in, B);
+      else
+        b.send(next, block(sb, g.li), B, Dep{r, 0});
+      r = b.recv(prev, block(rb, g.li), B);
+      got[rb] = Dep{r, 0};
+    }
+  }
+  // 2. Inside the host: my H blocks to every local peer, theirs to me.
+  const std::vector<int> peers = local_peers(g);
+  for (int q : peers)
+    for (int k = 0; k < H; ++k) b.send(q, k == g.h ? in : block(k, g.li), B, got[k]);
+  for (int q : peers) {
+    int j = index_in(g.local, q);
+    for (int k = 0; k < H; ++k) b.recv(q, block(k, j), B);
+  }
+  return b.run();
+}
+
+}  // namespace hccl

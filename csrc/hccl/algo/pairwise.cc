@@ -1,0 +1,103 @@
+// Collectives where every pair exchanges directly: AlltoAll(V/VC),
+// AllGatherV, ReduceScatterV, and Scatter from the root. Peers are visited
+// in a rotation (rank + 1, rank + 2, ...) so that not everyone starts on the
+// same peer; the engine progresses all pairs at once. Counts that only one
+// side knows travel in the message headers: a receiver given another count
+// than its sender finds out at once.
+#include <cstring>
+#include <vector>
+
+#include "hccl/algo/ctx.h"
+
+namespace hccl {
+
+HcclResult run_all_to_all_v(Ctx &x) {
+  const char *send = static_cast<const char *>(x.op.send);
+  char *recv = static_cast<char *>(x.op.recv);
+  const size_t es = x.es;
+  const std::vector<uint64_t> &sc = x.op.send_counts, &sd = x.op.send_displs;
+  const std::vector<uint64_t> &rc = x.op.recv_counts, &rd = x.op.recv_displs;
+  if (sc[x.me] != rc[x.me])
+    return x.fail(HCCL_E_PARA, "this rank sends itself " + std::to_string(sc[x.me]) +
+                                   " elements but recvCounts[" + std::to_string(x.me) + "] is " +
+                                   std::to_string(rc[x.me]));
+  std::vector<char> copy;
+  if (send == recv && x.n > 1) {  // AlltoAll in place: read from a copy
+    size_t total = 0;
+    for (int p = 0; p < x.n; ++p) total = std::max<size_t>(total, (sd[p] + sc[p]) * es);
+    copy.assign(send, send + total);
+    send = copy.data();
+  }
+  if (sc[x.me] > 0 && send + sd[x.me] * es != recv + rd[x.me] * es)
+    std::memmove(recv + rd[x.me] * es, send + sd[x.me] * es, sc[x.me] * es);
+  if (x.n == 1) return HCCL_SUCCESS;
+  Batch b(x);
+  for (int k = 1; k < x.n; ++k) {
+    int to = (x.me + k) % x.n, from = (x.me - k + x.n) % x.n;
+    b.send(to, send + sd[to] * es, sc[to] * es);
+    b.recv(from, recv + rd[from] * es, rc[from] * es);
+  }
+  return b.run();
+}
+
+HcclResult run_all_gather_v(Ctx &x) {
+  const char *send = static_cast<const char *>(x.op.send);
+  char *recv = static_cast<char *>(x.op.recv);
+  const size_t es = x.es;
+  const std::vector<uint64_t> &rc = x.op.recv_counts, &rd = x.op.recv_displs;
+  const uint64_t mine = x.op.count;
+  if (mine > 0 && send != recv + rd[x.me] * es) std::memcpy(recv + rd[x.me] * es, send, mine * es);
+  if (x.n == 1) return HCCL_SUCCESS;
+  Batch b(x);
+  for (int k = 1; k < x.n; ++k) {
+    int to = (x.me + k) % x.n, from = (x.me - k + x.n) % x.n;
+    b.send(to, send, mine * es);
+    b.recv(from, recv + rd[from] * es, rc[from] * es);
+  }
+  return b.run();
+}
+
+HcclResult run_reduce_scatter_v(Ctx &x) {
+  const char *send = static_cast<const char *>(x.op.send);
+  char *recv = static_cast<char *>(x.op.recv);
+  const size_t es = x.es;
+  const std::vector<uint64_t> &sc = x.op.send_counts, &sd = x.op.send_displs;
+  const size_t bytes = x.op.count * es;
+  if (x.n == 1) {
+    if (bytes > 0 && send + sd[0] * es != recv) std::memcpy(recv, send + sd[0] * es, bytes);
+    return HCCL_SUCCESS;
+  }
+  Batch b(x);
+  for (int k = 1; k < x.n; ++k) {
+    int to = (x.me + k) % x.n;
+    b.send(to, send + sd[to] * es, sc[to] * es);
+  }
+  // My block, folded with every peer's in a fixed order (the rotation).
+  Dep sum;
+  for (int k = 1; k < x.n; ++k) {
+    int from = (x.me + k) % x.n;
+    sum.region = b.recv_reduce(from, k == 1 ? send + sd[x.me] * es : recv, recv, bytes, sum);
+  }
+  return b.run();
+}
+
+HcclResult run_scatter(Ctx &x) {
+  const char *send = static_cast<const char *>(x.op.send);
+  char *recv = static_cast<char *>(x.op.recv);
+  const int root = static_cast<int>(x.op.root);
+  const size_t B = x.op.count * x.es;
+  if (x.me == root && B > 0 && send + root * B != recv) std::memcpy(recv, send + root * B, B);
+  if (x.n == 1) return HCCL_SUCCESS;
+  Batch b(x);
+  if (x.me == root) {
+    for (int k = 1; k < x.n; ++k) {
+      int to = (root + k) % x.n;
+      b.send(to, send + to * B, B);
+    }
+  } else {
+    b.recv(root, recv, B);
+  }
+  return b.run();
+}
+
+}  // namespace hccl

@@ -1,0 +1,124 @@
+// AllReduce, Reduce, ReduceScatter and AllGather: pick an algorithm (select.h)
+// and run it. The flat algorithms live here:
+//   AllReduce flat  every rank sends its buffer to every other and reduces all
+//                   n buffers in rank order (one step: small messages);
+//   Reduce flat     every rank sends its buffer to the root, which reduces.
+// Count 0 still exchanges headers with every rank, so a rank that was given
+// another count (or called another collective) is told, not left waiting.
+#include <cstring>
+#include <vector>
+
+#include "hccl/algo/direct.h"
+#include "hccl/algo/hier.h"
+#include "hccl/algo/select.h"
+#include "hccl/algo/tree.h"
+
+namespace hccl {
+namespace {
+
+// Every rank's buffer to every rank (or to the root), reduced in rank order.
+HcclResult flat_reduce(Ctx &x, const char *in, char *out, size_t count, int root) {
+  const size_t bytes = count * x.es;
+  std::vector<const void *> srcs(x.n);
+  if (root < 0) {
+    std::vector<char> all(bytes * x.n);
+    HcclResult rc = exchange(x, all_ranks(x), in, bytes, all.data());
+    if (rc != HCCL_SUCCESS) return rc;
+    for (int p = 0; p < x.n; ++p) srcs[p] = p == x.me ? in : all.data() + p * bytes;
+    reduce(x.op.dtype, x.op.op, out, srcs.data(), x.n, count);
+    return HCCL_SUCCESS;
+  }
+  Batch b(x);
+  if (x.me != root) {
+    b.send(root, in, bytes);
+    return b.run();
+  }
+  std::vector<char> all(bytes * x.n);
+  for (int p = 0; p < x.n; ++p)
+    if (p != x.me) b.recv(p, all.data() + p * bytes, bytes);
+  HcclResult rc = b.run();
+  if (rc != HCCL_SUCCESS) return rc;
+  for (int p = 0; p < x.n; ++p) srcs[p] = p == x.me ? in : all.data() + p * bytes;
+  reduce(x.op.dtype, x.op.op, out, srcs.data(), x.n, count);
+  return HCCL_SUCCESS;
+}
+
+HcclResult reduce_common(Ctx &x, Coll c, const char *in, char *out, size_t count, int root) {
+  const size_t bytes = count * x.es;
+  if (x.n == 1) {
+    if (count > 0 && in != out) std::memcpy(out, in, bytes);
+    return HCCL_SUCCESS;
+  }
+  if (count == 0) return compare_signatures(x);
+  Algo a = select_algo(x, c, bytes);
+  if (a == Algo::kFlat) return flat_reduce(x, in, out, count, root);
+  if (a == Algo::kDirect) {
+    bool ok = false;
+    PeerViews v;
+    char *my_recv = (root < 0 || root == x.me) ? out : nullptr;
+    HcclResult rc = direct_open(x, in, bytes, my_recv, bytes, &ok, &v);
+    if (rc != HCCL_SUCCESS) return rc;
+    if (ok) return direct_all_reduce(x, v, count, root);
+    a = Algo::kHier;  // host memory somewhere: the copying path (one host, so hier works)
+  }
+  if (root >= 0) return tree_reduce(x, in, out, count, root);
+  return hier_all_reduce(x, Groups(x, a == Algo::kRing), in, out, count);
+}
+
+}  // namespace
+
+HcclResult run_all_reduce(Ctx &x) {
+  return reduce_common(x, Coll::kAllReduce, static_cast<const char *>(x.op.send),
+                       static_cast<char *>(x.op.recv), x.op.count, -1);
+}
+
+HcclResult run_reduce(Ctx &x) {
+  return reduce_common(x, Coll::kReduce, static_cast<const char *>(x.op.send),
+                       static_cast<char *>(x.op.recv), x.op.count, static_cast<int>(x.op.root));
+}
+
+HcclResult run_reduce_scatter(Ctx &x) {
+  const char *in = static_cast<const char *>(x.op.send);
+  char *out = static_cast<char *>(x.op.recv);
+  const size_t count = x.op.count;
+  if (x.n == 1) {
+    if (count > 0 && in != out) std::memcpy(out, in, count * x.es);
+    return HCCL_SUCCESS;
+  }
+  if (count == 0) return compare_signatures(x);
+  Algo a = select_algo(x, Coll::kReduceScatter, count * x.es * x.n);
+  if (a == Algo::kDirect) {
+    bool ok = false;
+    PeerViews v;
+    HcclResult rc = direct_open(x, in, count * x.es * x.n, nullptr, 0, &ok, &v);
+    if (rc != HCCL_SUCCESS) return rc;
+    if (ok) return direct_reduce_scatter(x, v, out, count);
+    a = Algo::kHier;  // direct is only chosen on one host, where hier always works
+  }
+  return hier_reduce_scatter(x, Groups(x, a == Algo::kRing), in, out, count);
+}
+
+HcclResult run_all_gather(Ctx &x) {
+  const char *in = static_cast<const char *>(x.op.send);
+  char *out = static_cast<char *>(x.op.recv);
+  const size_t count = x.op.count;
+  if (x.n == 1) {
+    if (count > 0 && in != out) std::memcpy(out, in, count * x.es);
+    return HCCL_SUCCESS;
+  }
+  if (count == 0) return compare_signatures(x);
+  Algo a = select_algo(x, Coll::kAllGather, count * x.es * x.n);
+  if (a == Algo::kDirect) {
+    bool ok = false;
+    PeerViews v;
+    HcclResult rc = direct_open(x, in, count * x.es, nullptr, 0, &ok, &v);
+    if (rc != HCCL_SUCCESS) return rc;
+    if (ok) return direct_all_gather(x, v, out, count);
+    a = Algo::kHier;
+  }
+  return hier_all_gather(x, Groups(x, a == Algo::kRing), in, out, count);
+}
+
+HcclResult run_barrier(Ctx &x) { return x.n == 1 ? HCCL_SUCCESS : compare_signatures(x); }
+
+}  // namespace hccl

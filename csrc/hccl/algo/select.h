@@ -1,0 +1,34 @@
+// Algorithm selection. The choice depends only on what every rank shares
+// (operation, size, topology, tuning agreed at set-up), never on local
+// state, so all ranks choose alike. Direct is only a candidate: it still
+// checks that every rank's buffers are device memory, and falls back with
+// every rank when one's are not.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "hccl/algo/ctx.h"
+
+namespace hccl {
+
+Algo select_algo(const Ctx &x, Coll c, size_t bytes);
+
+// The two groups of a hierarchical algorithm: this rank's host (local) and
+// the ranks with its local index on every host (cross). With `ring`, local
+// is this rank alone and cross is every rank, host by host.
+struct Groups {
+  std::vector<int> local;
+  int li = 0;  // this rank's index in local
+  std::vector<int> cross;
+  int h = 0;   // this rank's index in cross
+  bool ring = false;
+
+  Groups(const Ctx &x, bool ring);
+  // The rank at cross position k and local index j.
+  int rank_at(const Ctx &x, int k, int j) const;
+};
+
+inline int mod(int a, int n) { return ((a % n) + n) % n; }
+
+}  // namespace hccl

@@ -1,0 +1,94 @@
+#include "hccl/algo/tree.h"
+
+#include <vector>
+
+#include "hccl/algo/direct.h"
+#include "hccl/algo/select.h"
+
+namespace hccl {
+namespace {
+
+struct Tree {
+  int parent = -1;
+  std::vector<int> children;
+};
+
+// Links this rank into `order` (order[0] is the top): a chain, or a star.
+void link(const std::vector<int> &order, bool chain, int me, Tree *t) {
+  int i = -1;
+  for (size_t k = 0; k < order.size(); ++k)
+    if (order[k] == me) i = static_cast<int>(k);
+  if (i < 0) return;
+  if (chain) {
+    if (i > 0) t->parent = order[i - 1];
+    if (i + 1 < static_cast<int>(order.size())) t->children.push_back(order[i + 1]);
+  } else if (i > 0) {
+    t->parent = order[0];
+  } else {
+    t->children.insert(t->children.end(), order.begin() + 1, order.end());
+  }
+}
+
+// Hosts in order from the root's; one rank per host (the root on its own)
+// heads its host.
+Tree make_tree(const Ctx &x, int root, bool chain) {
+  const Topology &topo = x.topo;
+  const int H = topo.nhosts(), rh = topo.host_of[root];
+  std::vector<int> heads;
+  Tree t;
+  for (int k = 0; k < H; ++k) {
+    int h = (rh + k) % H;
+    int head = h == rh ? root : topo.hosts[h][0];
+    heads.push_back(head);
+    if (h == topo.host_of[x.me]) {
+      std::vector<int> host{head};  // the head first, then the others in rank order
+      for (int r : topo.hosts[h])
+        if (r != head) host.push_back(r);
+      link(host, chain, x.me, &t);
+    }
+  }
+  Tree across;
+  link(heads, chain, x.me, &across);
+  if (across.parent >= 0) t.parent = across.parent;
+  t.children.insert(t.children.begin(), across.children.begin(), across.children.end());
+  return t;
+}
+
+}  // namespace
+
+HcclResult run_broadcast(Ctx &x) {
+  char *buf = static_cast<char *>(x.op.recv);
+  const int root = static_cast<int>(x.op.root);
+  const size_t bytes = x.op.count * x.es;
+  if (x.n == 1) return HCCL_SUCCESS;
+  if (bytes == 0) return compare_signatures(x);
+  if (select_algo(x, Coll::kBroadcast, bytes) == Algo::kDirect) {
+    bool ok = false;
+    PeerViews v;
+    bool is_root = x.me == root;
+    HcclResult rc = direct_open(x, is_root ? buf : nullptr, bytes, is_root ? nullptr : buf, bytes, &ok, &v);
+    if (rc != HCCL_SUCCESS) return rc;
+    if (ok) return direct_broadcast(x, v, buf, bytes, root);
+  }
+  Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min);
+  Batch b(x);
+  Dep got;
+  if (t.parent >= 0) got.region = b.recv(t.parent, buf, bytes);
+  for (int c : t.children) b.send(c, buf, bytes, got);  // forwarded as it arrives
+  return b.run();
+}
+
+HcclResult tree_reduce(Ctx &x, const char *in, char *out, size_t count, int root) {
+  const size_t bytes = count * x.es;
+  Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min);
+  std::vector<char> tmp(x.me != root && !t.children.empty() ? bytes : 0);
+  char *acc = x.me == root ? out : tmp.data();
+  Batch b(x);
+  Dep sum;  // in op child 0 op child 1 ..., in that order
+  for (size_t i = 0; i < t.children.size(); ++i)
+    sum.region = b.recv_reduce(t.children[i], i == 0 ? in : acc, acc, bytes, sum);
+  if (t.parent >= 0) b.send(t.parent, sum.region ? acc : in, bytes, sum);
+  return b.run();
+}
+
+}  // namespace hccl

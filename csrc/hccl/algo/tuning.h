@@ -1,0 +1,56 @@
+// Algorithm tuning, agreed by every rank at set-up: rank 0's environment is
+// sent to all ranks and parsed once, so that ranks whose environments differ
+// cannot choose differently.
+//
+// PYHCCL_ALGO="coll:algo[,coll:algo...]" forces an algorithm per collective:
+//   coll: allreduce reduce broadcast allgather reducescatter alltoall
+//   algo: flat    every rank sends its whole buffer to the others (AllReduce,
+//                 Reduce; small messages, one step)
+//         direct  single copy between peers' device memory on one host
+//         hier    reduce-scatter inside each host, a ring across hosts in
+//                 which every local rank carries its own slice, all-gather
+//                 inside each host (on one host: pairwise reduce-scatter +
+//                 all-gather); needs the same number of ranks on every host
+//         ring    one ring over all ranks, host by host
+//         tree    Broadcast/Reduce: star for small messages, a pipelined
+//                 chain for large ones; across hosts through one rank per host
+//         pairwise  AlltoAll: every pair exchanges directly
+//   The foundation's names still work: latency = flat, chunked/staged = hier,
+//   single = direct. A forced algorithm that cannot run (direct on host
+//   memory, hier on uneven hosts) falls back to the automatic choice.
+// HCCL_ALGO, CANN's syntax ("level0:NA;level1:ring", or per collective
+// "allreduce=level0:NA;level1:ring/alltoall=level0:NA;level1:pairwise"),
+// forces the algorithm between hosts where it maps: ring, pipeline (= hier),
+// pairwise. PYHCCL_ALGO wins where both name a collective.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace hccl {
+
+enum class Coll : uint8_t { kAllReduce, kReduce, kBroadcast, kAllGather, kReduceScatter, kAlltoAll, kCount };
+enum class Algo : uint8_t { kAuto, kFlat, kDirect, kHier, kRing, kTree, kPairwise };
+
+const char *coll_key(Coll c);   // "allreduce", ...
+const char *algo_name(Algo a);  // "flat", ...
+
+struct AlgoTuning {
+  uint64_t flat_bytes = 64 << 10;        // AllReduce/Reduce: flat up to this size (PYHCCL_LATENCY_BYTES)
+  uint64_t single_copy_min = 256 << 10;  // direct from this size (PYHCCL_SINGLE_COPY_BYTES)
+  uint64_t chunk_bytes = 1 << 20;        // largest message of a transfer (PYHCCL_CHUNK_BYTES)
+  uint64_t chain_min = 256 << 10;        // Broadcast/Reduce trees: a chain from this size
+  Algo forced[static_cast<int>(Coll::kCount)] = {};
+  Algo forced_between_hosts[static_cast<int>(Coll::kCount)] = {};  // from HCCL_ALGO
+
+  // Parses PYHCCL_ALGO and HCCL_ALGO values (rank 0's). Entries that cannot
+  // be honoured are listed in *bad (one line each, for a warning).
+  void parse(const std::string &pyhccl_algo, const std::string &hccl_algo, std::string *bad);
+  Algo forced_for(Coll c, bool multi_host) const;
+};
+
+// Prints the warning for bad entries once per process.
+void warn_tuning_once(const std::string &pyhccl_algo, const std::string &hccl_algo,
+                      const std::string &bad);
+
+}  // namespace hccl

@@ -1,0 +1,69 @@
+// pyhccl's own extensions (include/hccl/hccl_host.h).
+#include <cstring>
+#include <string>
+
+#include "hccl/api/checks.h"
+#include "hccl/hccl_host.h"
+#include "hccl/transport/engine.h"
+
+using hccl::Comm;
+
+namespace {
+
+HcclResult copy_name(const std::string &s, char *name, uint32_t len, const char *api) {
+  if (len == 0 || s.size() >= len) {
+    hostrt::set_error("%s: nameLen (%u) is too small for \"%s\" (%zu bytes and a NUL)", api, len,
+                      s.c_str(), s.size());
+    return HCCL_E_PARA;
+  }
+  std::memcpy(name, s.c_str(), s.size() + 1);
+  return HCCL_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" {
+
+HcclResult PyhcclCommGetTopology(HcclComm comm, PyhcclTopology *topo, uint32_t *hostOfRank,
+                                 uint32_t rankCount) {
+  const char *api = "PyhcclCommGetTopology";
+  std::shared_ptr<Comm> c;
+  HCCL_TRY(hccl::check_comm(comm, api, &c));
+  HCCL_TRY(hccl::check_ptr(topo, api, "topo"));
+  if (hostOfRank != nullptr && rankCount != c->nranks) {
+    hostrt::set_error("%s: rankCount (%u) must be the communicator's rank count (%u)", api,
+                      rankCount, c->nranks);
+    return HCCL_E_PARA;
+  }
+  const hccl::Topology &t = c->topo;
+  topo->nHosts = static_cast<uint32_t>(t.nhosts());
+  topo->hostId = static_cast<uint32_t>(t.host_of[c->rank]);
+  topo->localRank = static_cast<uint32_t>(t.local_index[c->rank]);
+  topo->localSize = static_cast<uint32_t>(t.local(c->rank).size());
+  if (hostOfRank != nullptr)
+    for (uint32_t r = 0; r < c->nranks; ++r) hostOfRank[r] = static_cast<uint32_t>(t.host_of[r]);
+  return HCCL_SUCCESS;
+}
+
+HcclResult PyhcclCommGetHostName(HcclComm comm, uint32_t hostId, char *name, uint32_t nameLen) {
+  const char *api = "PyhcclCommGetHostName";
+  std::shared_ptr<Comm> c;
+  HCCL_TRY(hccl::check_comm(comm, api, &c));
+  HCCL_TRY(hccl::check_ptr(name, api, "name"));
+  if (hostId >= static_cast<uint32_t>(c->topo.nhosts())) {
+    hostrt::set_error("%s: hostId (%u) is out of range for %d hosts", api, hostId, c->topo.nhosts());
+    return HCCL_E_PARA;
+  }
+  return copy_name(c->topo.host_names[hostId], name, nameLen, api);
+}
+
+HcclResult PyhcclCommGetTransport(HcclComm comm, uint32_t peer, char *name, uint32_t nameLen) {
+  const char *api = "PyhcclCommGetTransport";
+  std::shared_ptr<Comm> c;
+  HCCL_TRY(hccl::check_comm(comm, api, &c));
+  HCCL_TRY(hccl::check_ptr(name, api, "name"));
+  HCCL_TRY(hccl::check_rank(peer, c->nranks, api, "peer"));
+  return copy_name(c->engine->conn(static_cast<int>(peer)).kind(), name, nameLen, api);
+}
+
+}  // extern "C"

@@ -1,0 +1,44 @@
+// Small TCP socket helpers shared by the bootstrap and the TCP transport. All
+// sockets are non-blocking and close-on-exec.
+#pragma once
+
+#include <chrono>
+#include <string>
+
+#include "hccl/hccl_types.h"
+#include "hccl/net/addr.h"
+
+namespace hccl {
+namespace net {
+
+using Clock = std::chrono::steady_clock;
+
+// Listens on `local` (its port ignored): on the first free port from
+// HCCL_IF_BASE_PORT on (64 tried), else on an ephemeral port. *bound gets the
+// address actually bound. Returns the fd, or -1 after setting a message that
+// names `api` (and *code: E_PARA for a bad variable, E_TCP_CONNECT otherwise).
+int listen_on(const SockAddr &local, const char *api, SockAddr *bound, HcclResult *code);
+
+// Starts a non-blocking connect; returns the fd (connected or in progress) or
+// -1 with *err set.
+int connect_start(const SockAddr &peer, int *err);
+// After POLLOUT on a connecting fd: 0 when connected, else the errno.
+int connect_result(int fd);
+// Dials `peer` until it accepts or `deadline`, backing off between failed
+// attempts; refusals (ECONNREFUSED: nothing listens there) end it after
+// `refused_for` of nothing but refusals. Returns the fd, or -1 with *last_err set.
+int dial(const SockAddr &peer, Clock::time_point deadline, int *last_err,
+         Clock::duration refused_for = Clock::duration::max());
+
+// TCP_NODELAY (and no SIGPIPE where the platform has a socket option for it).
+void set_nodelay(int fd);
+// Socket buffers of `bytes` each way (the kernel may cap them).
+void set_buffers(int fd, int bytes);
+void close_fd(int fd);
+// Milliseconds until `deadline`, rounded up and clamped to [0, cap_ms], for poll().
+int poll_ms(Clock::time_point deadline, int cap_ms = 1000);
+
+std::string errno_text(int err);
+
+}  // namespace net
+}  // namespace hccl

@@ -1,0 +1,184 @@
+#include "hccl/transport/engine.h"
+
+#include <poll.h>
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+
+#include "common/clock.h"
+#include "common/env.h"
+#include "common/futex.h"
+
+namespace hccl {
+namespace {
+
+constexpr int64_t kSliceNs = 100 * 1000000LL;  // longest sleep between failure probes
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
+int usable_cpus() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+}  // namespace
+
+Engine::Engine(int rank, int nranks) : conns(nranks), rank_(rank), nranks_(nranks) {
+  set_exec_timeout(1836);
+  set_spin(1);
+}
+
+Engine::~Engine() {
+  conns.clear();  // before the hub their shm connections point into
+  hub.reset();
+}
+
+void Engine::set_exec_timeout(int seconds) {
+  timeout_s_ = seconds > 0 ? seconds : 1836;
+  timeout_ns_ = static_cast<int64_t>(timeout_s_) * 1000000000LL;
+}
+
+void Engine::set_spin(int local_ranks) {
+  bool oversubscribed = local_ranks > usable_cpus();
+  spin_ns_ = 1000 * common::env_int("PYHCCL_SPIN_US", oversubscribed ? 0 : 5, 0, 1000000);
+  yield_ns_ = 1000 * common::env_int("PYHCCL_YIELD_US", 50, 0, 1000000);
+}
+
+void Engine::notify_failure(HcclResult code, const std::string &why) {
+  for (auto &c : conns)
+    if (c) c->notify_failure(code, why);
+}
+
+void Engine::interrupt(HcclResult code, const std::string &why) {
+  interrupt_why_ = why;
+  interrupted_.store(static_cast<int>(code == HCCL_SUCCESS ? HCCL_E_INTERNAL : code));
+  if (hub) hub->ring(rank_);  // wake this rank if it sleeps on its doorbell
+}
+
+HcclResult Engine::check_failures(bool probe, WaitError *err) {
+  if (int code = interrupted_.load()) {
+    err->code = static_cast<HcclResult>(code);
+    err->what = interrupt_why_;
+    return err->code;
+  }
+  // Any peer's failure ends the wait: every rank of the operation must fail.
+  for (int p = 0; p < nranks_; ++p)
+    if (p != rank_ && conns[p] && conns[p]->peer_failed(probe, err)) return err->code;
+  return HCCL_SUCCESS;
+}
+
+// Sleeps until something may have moved, at most until `until`.
+void Engine::sleep(uint32_t bell, int64_t until, bool *notice) {
+  *notice = false;
+  fds_.clear();
+  for (Connection *c : active_) c->poll_fds(&fds_);
+  const size_t data_fds = fds_.size();
+  for (auto &c : conns)
+    if (c && c->notice_fd() >= 0) fds_.push_back({c->notice_fd(), POLLIN, 0});
+  int64_t now = common::now_ns();
+  if (until <= now) return;
+  if (data_fds == 0 || fds_.empty()) {
+    if (!hub) {  // nothing to wait on but time (a transfer waiting for its own input)
+      timespec ts{0, std::min<int64_t>(until - now, 1000000)};
+      nanosleep(&ts, nullptr);
+      return;
+    }
+    shm::SyncLine *line = hub->doorbell();
+    line->waiters.fetch_add(1, std::memory_order_seq_cst);
+    if (line->value.load(std::memory_order_seq_cst) == bell)
+      common::futex_wait(&line->value, bell, until, /*shared=*/true);
+    line->waiters.fetch_sub(1, std::memory_order_seq_cst);
+    return;
+  }
+  // Sockets involved: poll them, and let local peers wake us by datagram.
+  if (hub) {
+    fds_.push_back({hub->wake_fd(), POLLIN, 0});
+    hub->ctl(rank_)->poll_sleeper.store(1, std::memory_order_seq_cst);
+    if (hub->doorbell()->value.load(std::memory_order_seq_cst) != bell) {
+      hub->ctl(rank_)->poll_sleeper.store(0, std::memory_order_relaxed);
+      return;
+    }
+  }
+  int ms = static_cast<int>((until - now + 999999) / 1000000);
+  int n = poll(fds_.data(), fds_.size(), ms);
+  if (hub) {
+    hub->ctl(rank_)->poll_sleeper.store(0, std::memory_order_relaxed);
+    hub->drain_wake();
+  }
+  for (size_t i = data_fds; n > 0 && i < fds_.size(); ++i)
+    if (fds_[i].revents != 0 && (!hub || fds_[i].fd != hub->wake_fd())) *notice = true;
+}
+
+HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err) {
+  if (n == 0) return HCCL_SUCCESS;
+  active_.clear();
+  for (size_t i = 0; i < n; ++i) {
+    Connection *c = conns[xfers[i]->peer].get();
+    c->post(xfers[i]);
+    if (std::find(active_.begin(), active_.end(), c) == active_.end()) active_.push_back(c);
+  }
+  HcclResult rc = HCCL_SUCCESS;
+  int64_t last_progress = common::now_ns();
+  int64_t idle_since = 0;
+  int64_t next_probe = last_progress + kSliceNs;
+  size_t first_open = 0;  // transfers before it are complete
+  for (;;) {
+    const uint32_t bell = hub ? hub->doorbell()->value.load(std::memory_order_acquire) : 0;
+    bool moved_any = false;
+    for (Connection *c : active_) {
+      bool moved = false;
+      rc = c->progress(&moved, err);
+      if (rc != HCCL_SUCCESS) break;
+      moved_any |= moved;
+    }
+    if (rc != HCCL_SUCCESS) break;
+    while (first_open < n && xfers[first_open]->complete) ++first_open;
+    if (first_open == n) break;
+    if (moved_any) {
+      idle_since = 0;
+      continue;
+    }
+    int64_t now = common::now_ns();
+    if (idle_since == 0) {
+      idle_since = now;
+      last_progress = now;
+    }
+    bool probe = now >= next_probe;
+    if (probe) next_probe = now + kSliceNs;
+    if ((rc = check_failures(probe, err)) != HCCL_SUCCESS) break;
+    if (now - last_progress >= timeout_ns_) {
+      err->code = rc = HCCL_E_TIMEOUT;
+      err->what = "timed out after " + std::to_string(timeout_s_) + " s waiting for rank " +
+                  std::to_string(xfers[first_open]->peer) +
+                  " (HCCL_EXEC_TIMEOUT / hcclExecTimeOut)";
+      break;
+    }
+    if (now - idle_since < spin_ns_) {
+      for (int i = 0; i < 16; ++i) cpu_relax();
+      continue;
+    }
+    if (now - idle_since < spin_ns_ + yield_ns_) {
+      sched_yield();
+      continue;
+    }
+    bool notice = false;
+    sleep(bell, std::min(next_probe, last_progress + timeout_ns_), &notice);
+    if (notice && (rc = check_failures(true, err)) != HCCL_SUCCESS) break;
+  }
+  if (rc != HCCL_SUCCESS)
+    for (Connection *c : active_) c->clear();
+  active_.clear();
+  return rc;
+}
+
+}  // namespace hccl

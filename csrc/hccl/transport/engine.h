@@ -1,0 +1,60 @@
+// Runs posted transfers to completion: progresses every connection involved,
+// and when nothing moves spins briefly (only when ranks do not outnumber
+// cores), yields, then sleeps: on the shared-memory doorbell (a futex) when
+// only local peers are involved, in poll() over the sockets (and a wake-up
+// socket local peers signal) otherwise. Every wait is bounded by the exec
+// timeout without progress, and ends early when a peer fails or dies.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hccl/transport/shm/hub.h"
+#include "hccl/transport/transport.h"
+
+namespace hccl {
+
+class Engine {
+ public:
+  Engine(int rank, int nranks);
+  ~Engine();
+
+  // conns[peer] (conns[rank] is the loopback); the hub when there are local peers.
+  std::vector<std::unique_ptr<Connection>> conns;
+  std::unique_ptr<shm::Hub> hub;
+
+  // Posts the transfers and runs them all to completion, or fails (*err).
+  HcclResult run(Transfer *const *xfers, size_t n, WaitError *err);
+
+  // Tells every peer, best effort, that this rank failed.
+  void notify_failure(HcclResult code, const std::string &why);
+  // Makes running and later waits fail at once with `why` (abort).
+  void interrupt(HcclResult code, const std::string &why);
+
+  void set_exec_timeout(int seconds);
+  int exec_timeout_s() const { return timeout_s_; }
+  // Busy-wait and yield budgets of a wait (PYHCCL_SPIN_US, PYHCCL_YIELD_US);
+  // no spinning when this host's ranks outnumber its cores.
+  void set_spin(int local_ranks);
+
+  Connection &conn(int peer) { return *conns[peer]; }
+
+ private:
+  HcclResult check_failures(bool probe, WaitError *err);
+  void sleep(uint32_t bell, int64_t until, bool *notice);
+
+  const int rank_;
+  const int nranks_;
+  int timeout_s_ = 1836;
+  int64_t timeout_ns_ = 0;
+  int64_t spin_ns_ = 0, yield_ns_ = 0;
+  std::vector<Connection *> active_;
+  std::vector<pollfd> fds_;
+  std::atomic<int> interrupted_{0};
+  std::string interrupt_why_;
+};
+
+}  // namespace hccl

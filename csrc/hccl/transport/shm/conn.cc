@@ -1,0 +1,123 @@
+#include "hccl/transport/shm/conn.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "hccl/reduce/reduce.h"
+
+namespace hccl {
+namespace shm {
+
+ShmConnection::ShmConnection(Hub &hub, int peer)
+    : Connection(peer),
+      hub_(hub),
+      me_(hub.rank()),
+      payload_(hub.layout().slot_bytes - sizeof(SlotHeader)),
+      slots_(hub.layout().slots),
+      tx_fifo_(hub.fifo(hub.rank(), peer)),
+      tx_head_(hub.head(hub.rank(), peer)),
+      tx_tail_(hub.tail(peer, hub.rank())),
+      rx_fifo_(hub.fifo(peer, hub.rank())),
+      rx_head_(hub.head(peer, hub.rank())),
+      rx_tail_(hub.tail(hub.rank(), peer)) {}
+
+bool ShmConnection::peer_failed(bool probe, WaitError *err) {
+  // `left` first: a peer sets `failed` before `left`, so a peer seen to have
+  // left and not failed really left normally.
+  const bool left = hub_.peer_left(peer_);
+  if (hub_.peer_failed(peer_, probe, err)) return true;
+  if (!left) return false;
+  // Gone for good: only what it published before is still to come.
+  const bool recv_stuck = !recvs_.empty() &&
+                          !reached(rx_head_->value.load(std::memory_order_acquire), rx_count_ + 1);
+  const bool send_stuck = !sends_.empty() &&
+                          !reached(tx_tail_->value.load(std::memory_order_acquire), tx_count_ + 1 - slots_);
+  if (!recv_stuck && !send_stuck) return false;
+  err->code = HCCL_E_REMOTE;
+  err->what = "rank " + std::to_string(peer_) + " destroyed its communicator while this rank still " +
+              (recv_stuck ? "expected data from it" : "sent data to it");
+  return true;
+}
+
+HcclResult ShmConnection::progress(bool *moved, WaitError *err) {
+  *moved = send_some(err);
+  return recv_some(moved, err);
+}
+
+// Fills free slots from the queued sends, in order.
+bool ShmConnection::send_some(WaitError *err) {
+  (void)err;
+  bool moved = false;
+  const size_t slot_bytes = hub_.layout().slot_bytes;
+  while (!sends_.empty()) {
+    Transfer *t = sends_.front();
+    const size_t ready = t->input_ready();
+    while (!t->started || t->done < t->bytes) {
+      const uint32_t g = tx_count_ + 1;
+      if (!reached(tx_tail_->value.load(std::memory_order_acquire), g - slots_)) return moved;
+      size_t len = std::min(payload_, t->bytes - t->done);
+      if (t->done + len > ready) {
+        // Only what the dependency produced, in whole elements.
+        len = (ready - t->done) / t->elem * t->elem;
+        if (len == 0 && t->bytes > 0) return moved;
+      }
+      char *slot = tx_fifo_ + static_cast<size_t>(g % slots_) * slot_bytes;
+      SlotHeader *h = reinterpret_cast<SlotHeader *>(slot);
+      h->msg = make_header(*t);
+      h->offset = t->done;
+      h->len = static_cast<uint32_t>(len);
+      if (len > 0) std::memcpy(slot + sizeof(SlotHeader), t->src + t->done, len);
+      tx_count_ = g;
+      tx_head_->value.store(g, std::memory_order_release);
+      hub_.ring(peer_);
+      t->started = true;
+      t->done += len;
+      moved = true;
+    }
+    t->complete = true;
+    sends_.pop_front();
+  }
+  return moved;
+}
+
+// Consumes published slots into the queued receives, in order.
+HcclResult ShmConnection::recv_some(bool *moved, WaitError *err) {
+  const size_t slot_bytes = hub_.layout().slot_bytes;
+  while (!recvs_.empty()) {
+    Transfer *t = recvs_.front();
+    while (!t->started || t->done < t->bytes) {
+      const uint32_t g = rx_count_ + 1;
+      if (!reached(rx_head_->value.load(std::memory_order_acquire), g)) return HCCL_SUCCESS;
+      const char *slot = rx_fifo_ + static_cast<size_t>(g % slots_) * slot_bytes;
+      const SlotHeader *h = reinterpret_cast<const SlotHeader *>(slot);
+      HcclResult rc = check_header(h->msg, *t, err);
+      if (rc != HCCL_SUCCESS) return rc;
+      const size_t len = h->len;
+      if (h->offset != t->done || len > t->bytes - t->done) {
+        err->code = HCCL_E_INTERNAL;
+        err->what = "garbled message from rank " + std::to_string(peer_) + " (slot out of order)";
+        return err->code;
+      }
+      const char *payload = slot + sizeof(SlotHeader);
+      if (t->kind == Transfer::kRecvReduce) {
+        if (t->input_ready() < t->done + len) return HCCL_SUCCESS;  // local operand not ready yet
+        const void *srcs[2] = {t->src + t->done, payload};
+        if (len > 0) reduce(t->dtype, t->op, t->dst + t->done, srcs, 2, len / t->elem);
+      } else if (len > 0) {
+        std::memcpy(t->dst + t->done, payload, len);
+      }
+      rx_count_ = g;
+      rx_tail_->value.store(g, std::memory_order_release);
+      hub_.ring(peer_);
+      t->started = true;
+      t->done += len;
+      *moved = true;
+    }
+    t->complete = true;
+    recvs_.pop_front();
+  }
+  return HCCL_SUCCESS;
+}
+
+}  // namespace shm
+}  // namespace hccl

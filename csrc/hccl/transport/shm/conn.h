@@ -1,0 +1,49 @@
+// A connection to a peer on the same host: this rank's FIFO toward the peer
+// (in its own segment) carries sends, the peer's FIFO toward this rank
+// carries receives. A message fills consecutive slots; every slot repeats
+// the message header, so a receiver checks each one. A receive that reduces
+// does so straight from the slot (one pass, no extra copy).
+#pragma once
+
+#include <deque>
+
+#include "hccl/transport/shm/hub.h"
+
+namespace hccl {
+namespace shm {
+
+class ShmConnection final : public Connection {
+ public:
+  ShmConnection(Hub &hub, int peer);
+
+  const char *kind() const override { return "shm"; }
+  void post(Transfer *t) override { (t->kind == Transfer::kSend ? sends_ : recvs_).push_back(t); }
+  HcclResult progress(bool *moved, WaitError *err) override;
+  bool peer_failed(bool probe, WaitError *err) override;
+  void notify_failure(HcclResult code, const std::string &why) override { hub_.fail(code, why); }
+  void clear() override {
+    sends_.clear();
+    recvs_.clear();
+  }
+  void *map_peer_memory(const MemDesc &d) override { return hub_.map_peer_memory(peer_, d); }
+
+ private:
+  bool send_some(WaitError *err);
+  HcclResult recv_some(bool *moved, WaitError *err);
+
+  Hub &hub_;
+  const int me_;
+  const size_t payload_;  // payload bytes per slot
+  const uint32_t slots_;
+  // My FIFO toward the peer: slots I published, and the peer's count of consumed ones.
+  char *tx_fifo_;
+  SyncLine *tx_head_, *tx_tail_;
+  // The peer's FIFO toward me.
+  const char *rx_fifo_;
+  SyncLine *rx_head_, *rx_tail_;
+  uint32_t tx_count_ = 0, rx_count_ = 0;
+  std::deque<Transfer *> sends_, recvs_;
+};
+
+}  // namespace shm
+}  // namespace hccl

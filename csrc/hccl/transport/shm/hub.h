@@ -1,0 +1,115 @@
+// A rank's shared-memory state in one communicator: its own segment (FIFOs
+// toward its local peers, counters, doorbell, failure flag), every local
+// peer's segment mapped, and a datagram socket for being woken from poll().
+// The per-peer connections (conn.h) move messages through these FIFOs.
+#pragma once
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hccl/transport/shm/layout.h"
+#include "hccl/transport/shm/segment.h"
+#include "hccl/transport/transport.h"
+
+namespace hccl {
+namespace shm {
+
+// Who a local peer is, for mapping its segment and probing its liveness.
+struct PeerDesc {
+  std::string segment;      // shm name
+  int pid = 0;
+  uint64_t start_time = 0;  // /proc/<pid>/stat starttime, to tell a reused pid
+  bool same_pid_ns = true;
+};
+
+class Hub {
+ public:
+  struct Options {
+    int rank = 0;
+    int nranks = 1;
+    std::vector<int> local;  // global ranks on this host, ascending (includes rank)
+    size_t slot_bytes = 0;
+    uint32_t slots = 0;
+  };
+
+  // Step 1: creates and maps this rank's segment named `name`.
+  static std::unique_ptr<Hub> create(const Options &opt, const std::string &name, std::string *why);
+  // Step 2: maps every local peer's segment (peers indexed by global rank).
+  bool connect(const std::vector<PeerDesc> &peers, std::string *why);
+  // Step 3, once every rank connected: removes this rank's name from /dev/shm.
+  void unlink_own();
+  ~Hub();
+
+  std::unique_ptr<Connection> connection(int peer);
+
+  int rank() const { return rank_; }
+  int segment_fd() const { return peers_[rank_].map.fd; }
+  const Layout &layout() const { return layout_; }
+  Control *ctl(int r) const { return reinterpret_cast<Control *>(seg(r)); }
+  SyncLine *head(int owner, int to) const {
+    return reinterpret_cast<SyncLine *>(seg(owner) + layout_.head_off) + to;
+  }
+  SyncLine *tail(int owner, int from) const {
+    return reinterpret_cast<SyncLine *>(seg(owner) + layout_.tail_off) + from;
+  }
+  // owner's FIFO toward rank `to`.
+  char *fifo(int owner, int to) const {
+    return seg(owner) + layout_.fifo_off + static_cast<size_t>(local_index(to)) * layout_.fifo_bytes;
+  }
+  int local_index(int r) const { return local_index_[r]; }
+
+  // Wakes rank r after moving data toward it or freeing its FIFO space.
+  void ring(int r);
+  // This rank's doorbell (futex word peers bump) and its poll() wake-up socket.
+  SyncLine *doorbell() const { return &ctl(rank_)->doorbell; }
+  int wake_fd() const { return wake_fd_; }
+  // Drains wake-up datagrams after poll() returned.
+  void drain_wake();
+
+  // Publishes this rank's failure (first one sticks) and wakes its peers.
+  void fail(HcclResult code, const std::string &why);
+  // Whether local peer r has failed, or (probe) died without leaving.
+  bool peer_failed(int r, bool probe, WaitError *err);
+  // Whether local peer r destroyed its communicator.
+  bool peer_left(int r) const { return ctl(r)->left.load(std::memory_order_acquire) != 0; }
+
+  // Maps a local peer's device memory (cached per peer and file).
+  void *map_peer_memory(int r, const MemDesc &d);
+
+ private:
+  struct Peer {
+    ShmMapping map;
+    PeerDesc desc;
+    std::string wake_name;
+    // Device-memory files of the peer mapped so far, by (fd, inode).
+    struct Mapped {
+      void *base;
+      uint64_t size;
+    };
+    std::map<std::pair<int, uint64_t>, Mapped> mem;
+  };
+
+  Hub(const Options &opt, const std::string &name);
+  char *seg(int r) const { return static_cast<char *>(peers_[r].map.base); }
+  bool peer_dead(int r, WaitError *err);
+
+  int rank_;
+  int nranks_;
+  Layout layout_;
+  std::string name_;
+  bool unlinked_ = false;
+  std::vector<int> local_index_;  // by global rank; -1 when not on this host
+  std::vector<Peer> peers_;       // by global rank; mapped for local ranks only
+  int wake_fd_ = -1;
+  std::mutex mem_mu_;
+};
+
+// /proc/<pid>/stat starttime of a process (0 when unknown).
+uint64_t process_start_time(int pid);
+
+}  // namespace shm
+}  // namespace hccl

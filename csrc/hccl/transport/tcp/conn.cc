@@ -1,0 +1,261 @@
+#include "hccl/transport/tcp/conn.h"
+
+#include <errno.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "hccl/net/socket.h"
+#include "hccl/reduce/reduce.h"
+#include "hccl/transport/tcp/wire.h"
+
+namespace hccl {
+namespace tcp {
+
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "message headers travel in host order");
+
+TcpConnection::TcpConnection(int peer, const std::string &where, int ctrl_fd,
+                             const std::vector<int> &data_fds, size_t stage_bytes)
+    : Connection(peer), where_(where), ctrl_fd_(ctrl_fd), socks_(data_fds.size()),
+      stage_bytes_(stage_bytes) {
+  for (size_t i = 0; i < data_fds.size(); ++i) socks_[i].fd = data_fds[i];
+}
+
+TcpConnection::~TcpConnection() {
+  // Goodbye (a notice with code 0): the peer tells a rank that left from one that died.
+  if (!closed_) notify_failure(HCCL_SUCCESS, "");
+  net::close_fd(ctrl_fd_);
+  for (Sock &s : socks_) net::close_fd(s.fd);
+}
+
+void TcpConnection::post(Transfer *t) {
+  if (t->kind == Transfer::kSend) {
+    socks_[tx_msgs_++ % socks_.size()].sends.push_back(t);
+  } else {
+    Sock &s = socks_[rx_msgs_++ % socks_.size()];
+    if (t->kind == Transfer::kRecvReduce && s.stage.size() < stage_bytes_) s.stage.resize(stage_bytes_);
+    s.recvs.push_back(t);
+  }
+}
+
+void TcpConnection::clear() {
+  for (Sock &s : socks_) {
+    s.sends.clear();
+    s.recvs.clear();
+  }
+}
+
+HcclResult TcpConnection::broken(int e, const char *what, WaitError *err) {
+  if (!closed_) {
+    closed_ = true;
+    close_err_.code = HCCL_E_REMOTE;
+    if (e == 0 || e == ECONNRESET || e == EPIPE)
+      close_err_.what = where_ + " closed the connection while " + what +
+                        " (it exited, was killed or destroyed its communicator)";
+    else
+      close_err_.what = "the connection to " + where_ + " broke while " + what + ": " +
+                        net::errno_text(e);
+  }
+  *err = close_err_;
+  return err->code;
+}
+
+HcclResult TcpConnection::progress(bool *moved, WaitError *err) {
+  *moved = false;
+  if (closed_) {
+    *err = close_err_;
+    return err->code;
+  }
+  for (Sock &s : socks_) {
+    HcclResult rc = send_some(s, moved, err);
+    if (rc == HCCL_SUCCESS) rc = recv_some(s, moved, err);
+    if (rc != HCCL_SUCCESS) return rc;
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
+  while (!s.sends.empty()) {
+    Transfer *t = s.sends.front();
+    if (!t->started) {
+      s.tx_hdr = make_header(*t);
+      s.tx_hdr_sent = 0;
+      t->started = true;
+    }
+    const size_t ready = t->input_ready();
+    iovec iov[2];
+    int n = 0;
+    if (s.tx_hdr_sent < sizeof(MsgHeader))
+      iov[n++] = {reinterpret_cast<char *>(&s.tx_hdr) + s.tx_hdr_sent, sizeof(MsgHeader) - s.tx_hdr_sent};
+    if (ready > t->done) iov[n++] = {const_cast<char *>(t->src) + t->done, ready - t->done};
+    if (n == 0) {
+      if (t->done < t->bytes) return HCCL_SUCCESS;  // waiting for the data to be produced
+    } else {
+      msghdr mh{};
+      mh.msg_iov = iov;
+      mh.msg_iovlen = n;
+      ssize_t w = sendmsg(s.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return HCCL_SUCCESS;
+        return broken(errno, "sending", err);
+      }
+      size_t left = static_cast<size_t>(w);
+      size_t h = std::min(left, sizeof(MsgHeader) - s.tx_hdr_sent);
+      s.tx_hdr_sent += h;
+      left -= h;
+      t->done += left;
+      *moved = true;
+    }
+    if (s.tx_hdr_sent < sizeof(MsgHeader) || t->done < t->bytes) continue;
+    t->complete = true;
+    s.sends.pop_front();
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclResult TcpConnection::recv_some(Sock &s, bool *moved, WaitError *err) {
+  while (!s.recvs.empty()) {
+    Transfer *t = s.recvs.front();
+    if (s.rx_hdr_got < sizeof(MsgHeader)) {
+      ssize_t r = recv(s.fd, reinterpret_cast<char *>(&s.rx_hdr) + s.rx_hdr_got,
+                       sizeof(MsgHeader) - s.rx_hdr_got, MSG_DONTWAIT);
+      if (r == 0) return broken(0, "receiving", err);
+      if (r < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) return HCCL_SUCCESS;
+        return broken(errno, "receiving", err);
+      }
+      s.rx_hdr_got += static_cast<size_t>(r);
+      *moved = true;
+      if (s.rx_hdr_got < sizeof(MsgHeader)) continue;
+      HcclResult rc = check_header(s.rx_hdr, *t, err);
+      if (rc != HCCL_SUCCESS) return rc;
+      t->started = true;
+    }
+    if (t->kind == Transfer::kRecv) {
+      while (t->done < t->bytes) {
+        ssize_t r = recv(s.fd, t->dst + t->done, t->bytes - t->done, MSG_DONTWAIT);
+        if (r == 0) return broken(0, "receiving", err);
+        if (r < 0) {
+          if (errno == EINTR) continue;
+          if (errno == EAGAIN || errno == EWOULDBLOCK) return HCCL_SUCCESS;
+          return broken(errno, "receiving", err);
+        }
+        t->done += static_cast<size_t>(r);
+        *moved = true;
+      }
+    } else {
+      // Staged: reduce whole elements once the local operand is ready for them.
+      while (t->done < t->bytes) {
+        size_t whole = s.staged / t->elem * t->elem;
+        size_t can = std::min(whole, (t->input_ready() - t->done) / t->elem * t->elem);
+        if (can > 0) {
+          const void *srcs[2] = {t->src + t->done, s.stage.data()};
+          reduce(t->dtype, t->op, t->dst + t->done, srcs, 2, can / t->elem);
+          std::memmove(s.stage.data(), s.stage.data() + can, s.staged - can);
+          s.staged -= can;
+          t->done += can;
+          *moved = true;
+          continue;
+        }
+        size_t room = std::min(s.stage.size() - s.staged, t->bytes - t->done - s.staged);
+        if (room == 0) return HCCL_SUCCESS;  // waiting for the local operand
+        ssize_t r = recv(s.fd, s.stage.data() + s.staged, room, MSG_DONTWAIT);
+        if (r == 0) return broken(0, "receiving", err);
+        if (r < 0) {
+          if (errno == EINTR) continue;
+          if (errno == EAGAIN || errno == EWOULDBLOCK) return HCCL_SUCCESS;
+          return broken(errno, "receiving", err);
+        }
+        s.staged += static_cast<size_t>(r);
+        *moved = true;
+      }
+    }
+    t->complete = true;
+    s.recvs.pop_front();
+    s.rx_hdr_got = 0;
+  }
+  return HCCL_SUCCESS;
+}
+
+void TcpConnection::poll_fds(std::vector<pollfd> *fds) {
+  for (const Sock &s : socks_) {
+    short ev = 0;
+    if (!s.recvs.empty()) ev |= POLLIN;
+    if (!s.sends.empty()) {
+      const Transfer *t = s.sends.front();
+      if (!t->started || s.tx_hdr_sent < sizeof(MsgHeader) || t->input_ready() > t->done) ev |= POLLOUT;
+    }
+    if (ev != 0) fds->push_back({s.fd, ev, 0});
+  }
+}
+
+bool TcpConnection::peer_failed(bool probe, WaitError *err) {
+  if (closed_) {
+    *err = close_err_;
+    return true;
+  }
+  // Notices (and the peer going away) arrive on the control socket; read it
+  // when poll() saw it readable (probe) or on the periodic probe.
+  bool eof = false;
+  int eof_err = 0;
+  char buf[512];
+  while (probe) {
+    ssize_t r = recv(ctrl_fd_, buf, sizeof(buf), MSG_DONTWAIT);
+    if (r > 0) {
+      notice_.insert(notice_.end(), buf, buf + r);
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    eof = eof_ = true;
+    eof_err = r == 0 ? 0 : errno;
+    break;
+  }
+  while (notice_.size() >= sizeof(Notice)) {
+    Notice n;
+    std::memcpy(&n, notice_.data(), sizeof(n));
+    size_t len = std::min<size_t>(n.len, kMaxNoticeText);
+    if (n.magic != kNoticeMagic) {
+      closed_ = true;
+      close_err_.code = HCCL_E_INTERNAL;
+      close_err_.what = "garbled control message from " + where_;
+      break;
+    }
+    if (notice_.size() < sizeof(n) + len) break;
+    std::string why(notice_.data() + sizeof(n), len);
+    notice_.erase(notice_.begin(), notice_.begin() + sizeof(n) + len);
+    if (n.code == 0) {
+      left_ = true;
+      continue;
+    }
+    closed_ = true;
+    close_err_.code = static_cast<HcclResult>(n.code);
+    close_err_.what = "rank " + std::to_string(peer_) + " failed (" + why + ")";
+    break;
+  }
+  // Gone without a goodbye: it died. (After a goodbye, what it sent before is
+  // still read from the data sockets, whose end of file fails a receive
+  // that waits for more.)
+  if (!closed_ && eof && !left_) broken(eof_err, "waiting", err);
+  if (!closed_) return false;
+  *err = close_err_;
+  return true;
+}
+
+void TcpConnection::notify_failure(HcclResult code, const std::string &why) {
+  Notice n{kNoticeMagic, static_cast<uint32_t>(code),
+           static_cast<uint32_t>(std::min<size_t>(why.size(), kMaxNoticeText)), 0};
+  std::vector<char> frame(sizeof(n) + n.len);
+  std::memcpy(frame.data(), &n, sizeof(n));
+  std::memcpy(frame.data() + sizeof(n), why.data(), n.len);
+  // Small and sent once: the socket buffer takes it whole unless the peer is gone.
+  send(ctrl_fd_, frame.data(), frame.size(), MSG_DONTWAIT | MSG_NOSIGNAL);
+}
+
+}  // namespace tcp
+}  // namespace hccl

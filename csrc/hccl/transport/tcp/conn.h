@@ -1,0 +1,66 @@
+// A connection to a peer on another host: nsock data sockets and a control
+// socket. Messages take the data sockets in turn (message i of a direction
+// on socket i % nsock, counted the same way on both sides), so several large
+// messages in flight use every socket while each message stays in order on
+// one stream. A receive that reduces stages what arrives and reduces it in
+// whole elements while the kernel keeps receiving the rest (the reduction of
+// one piece overlaps the transfer of the next). Everything is non-blocking;
+// the engine polls the fds when nothing moves.
+#pragma once
+
+#include <deque>
+#include <string>
+#include <vector>
+
+#include "hccl/transport/transport.h"
+
+namespace hccl {
+namespace tcp {
+
+class TcpConnection final : public Connection {
+ public:
+  // Takes ownership of the connected sockets (ctrl_fd and data_fds).
+  TcpConnection(int peer, const std::string &where, int ctrl_fd, const std::vector<int> &data_fds,
+                size_t stage_bytes);
+  ~TcpConnection() override;
+
+  const char *kind() const override { return "tcp"; }
+  void post(Transfer *t) override;
+  HcclResult progress(bool *moved, WaitError *err) override;
+  bool peer_failed(bool probe, WaitError *err) override;
+  void notify_failure(HcclResult code, const std::string &why) override;
+  void clear() override;
+  void poll_fds(std::vector<pollfd> *fds) override;
+  // Polled until the peer said goodbye or went away (its EOF would stay readable).
+  int notice_fd() const override { return left_ || closed_ || eof_ ? -1 : ctrl_fd_; }
+
+ private:
+  struct Sock {
+    int fd = -1;
+    std::deque<Transfer *> sends, recvs;
+    MsgHeader tx_hdr{};
+    size_t tx_hdr_sent = 0;
+    MsgHeader rx_hdr{};
+    size_t rx_hdr_got = 0;
+    std::vector<char> stage;  // recv-reduce: bytes received, not reduced yet
+    size_t staged = 0;
+  };
+
+  HcclResult send_some(Sock &s, bool *moved, WaitError *err);
+  HcclResult recv_some(Sock &s, bool *moved, WaitError *err);
+  HcclResult broken(int e, const char *what, WaitError *err);
+
+  const std::string where_;  // "rank k at host:port", for messages
+  int ctrl_fd_;
+  std::vector<Sock> socks_;
+  size_t stage_bytes_;
+  uint64_t tx_msgs_ = 0, rx_msgs_ = 0;
+  std::vector<char> notice_;  // control bytes received so far
+  bool closed_ = false;       // the peer closed or broke a socket
+  bool left_ = false;         // the peer said goodbye (destroyed its communicator)
+  bool eof_ = false;          // its control socket reached end of file
+  WaitError close_err_;
+};
+
+}  // namespace tcp
+}  // namespace hccl

@@ -1,0 +1,51 @@
+// Bringing up the TCP connections of a communicator. Every rank with peers
+// on other hosts listens on its chosen interface (net/netif.h) and publishes
+// the address through the bootstrap; then, for every pair on different hosts,
+// the lower rank dials the higher one nsock + 1 times (a control socket and
+// the data sockets) and presents the job secret, the communicator's nonce and
+// the pair; the higher rank checks them and answers. A connection without the
+// secret is refused and logged. Everything is bounded by the set-up deadline
+// (HCCL_CONNECT_TIMEOUT); unauthenticated connections get one second to say
+// hello and at most 64 wait at a time.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "hccl/net/addr.h"
+#include "hccl/net/socket.h"
+#include "hccl/transport/transport.h"
+
+namespace hccl {
+namespace tcp {
+
+struct Setup {
+  int rank = 0;
+  int nranks = 1;
+  std::vector<char> remote;          // by rank: 1 when a TCP connection is needed
+  std::vector<net::SockAddr> addrs;  // by rank: each rank's data listener
+  std::vector<std::string> hosts;    // by rank: its host's name, for messages
+  uint8_t secret[32] = {};
+  uint8_t nonce[16] = {};
+  int nsock = 2;
+  int buffer_bytes = 4 << 20;
+  size_t stage_bytes = 256 << 10;
+  net::Clock::time_point deadline;
+  // Polled too: when it turns readable (the bootstrap root's verdict that
+  // another rank failed), set-up stops waiting with HCCL_E_REMOTE.
+  int watch_fd = -1;
+};
+
+// Opens this rank's data listener on `local` (HCCL_IF_BASE_PORT honoured).
+// Returns the fd or -1 after setting a message naming `api`.
+int open_listener(const net::SockAddr &local, const char *api, net::SockAddr *bound, HcclResult *code);
+
+// Connects to every remote peer; fills conns[peer] for those. Closes
+// `listen_fd`. On failure returns an error with *why saying which peer (and
+// host) and what went wrong.
+HcclResult connect_all(const Setup &s, int listen_fd,
+                       std::vector<std::unique_ptr<Connection>> *conns, std::string *why);
+
+}  // namespace tcp
+}  // namespace hccl
