@@ -19,31 +19,41 @@ import pyhccl
 ENV_VARS: List[Tuple[str, str, str]] = [
     ("HCCL_CONNECT_TIMEOUT", "120", "seconds communicator set-up may wait for peers"),
     ("HCCL_EXEC_TIMEOUT", "1836", "seconds a wait inside an operation may last without progress"),
-    ("HCCL_IF_IP", "first non-loopback IPv4 address that is up, else 127.0.0.1",
-     "address the rendezvous of the root info listens on"),
-    ("HCCL_IF_BASE_PORT", "unset: any free port", "first port the rendezvous tries"),
-    ("HCCL_BUFFSIZE", "200", "MB of staging budget per rank"),
+    ("HCCL_IF_IP", "unset", "address of the rendezvous and of every rank's TCP data listener"),
+    ("HCCL_SOCKET_IFNAME", "unset", "interfaces to take the address from (eth,enp / =eth0 / ^lo)"),
+    ("HCCL_SOCKET_FAMILY", "unset", "AF_INET or AF_INET6 only"),
+    ("HCCL_IF_BASE_PORT", "unset: any free port", "first port the listeners try (then the next 63)"),
+    ("HCCL_ALGO", "unset", "CANN's algorithm choice between hosts (PYHCCL_ALGO wins)"),
+    ("HCCL_BUFFSIZE", "200", "MB of buffer per rank (read and reported)"),
     ("HCCL_DETERMINISTIC", "unset (0)", "process-wide determinism setting (reported only)"),
     ("PYHCCL_DEVICE_COUNT", "8", "number of logical devices"),
     ("PYHCCL_SOC_NAME", "HostCPU", "what aclrtGetSocName returns"),
     ("PYHCCL_ARENA_BYTES", "64G", "address space reserved for aclrtMalloc"),
-    ("PYHCCL_SLOT_BYTES", "1M", "size of a collective staging slot"),
-    ("PYHCCL_P2P_BYTES", "256K", "size of a send/receive slot (two per peer)"),
-    ("PYHCCL_LATENCY_BYTES", "64K", "AllReduce/Reduce up to this size use the one-round path"),
-    ("PYHCCL_SINGLE_COPY_BYTES", "256K", "from this size collectives read peers' buffers directly"),
-    ("PYHCCL_ALGO", "unset", "forces collective paths (coll:path[,coll:path])"),
-    ("PYHCCL_NT_BYTES", "8M", "results at least this big use non-temporal stores"),
+    ("PYHCCL_SLOT_BYTES", "128K", "slot size of the shared-memory FIFO toward each local peer"),
+    ("PYHCCL_SLOTS", "8", "slots per FIFO"),
+    ("PYHCCL_CHUNK_BYTES", "1M", "largest piece a transfer is cut into"),
+    ("PYHCCL_LATENCY_BYTES", "64K", "AllReduce/Reduce up to this size use the flat algorithm"),
+    ("PYHCCL_SINGLE_COPY_BYTES", "256K", "from this size, on one host, read peers' buffers directly"),
+    ("PYHCCL_CHAIN_BYTES", "256K", "Broadcast/Reduce from this size use a pipelined chain"),
+    ("PYHCCL_ALGO", "unset", "forces an algorithm per collective (coll:algo[,coll:algo])"),
+    ("PYHCCL_TRANSPORT", "auto", "tcp: every pair of ranks uses TCP, even on one host"),
+    ("PYHCCL_SOCKETS_PER_PEER", "2", "TCP data sockets per pair of ranks on different hosts"),
+    ("PYHCCL_SOCKET_BUFFER", "4M", "send/receive buffer asked for each TCP data socket"),
+    ("PYHCCL_HOST_TAG", "unset", "added to the host identity (simulating hosts on one machine)"),
+    ("PYHCCL_FAULT", "unset", "fault injection for tests"),
     ("PYHCCL_SPIN_US", "5 (0 when ranks outnumber CPUs)", "microseconds a wait spins"),
     ("PYHCCL_YIELD_US", "50", "microseconds a wait yields before sleeping"),
     ("PYHCCL_REDUCE_PORTABLE", "unset", "1 disables the F16C fp16 reduction kernel"),
 ]
 
-# What carries data between ranks in this version (docs/C_API.md).
+# What carries data between ranks in this version (docs/C_API.md, docs/TRANSPORT.md).
 TRANSPORTS: List[Tuple[str, str]] = [
-    ("shm", "ranks on one host: shared-memory staging slots in /dev/shm, and single-copy "
-            "reads of peers' aclrtMalloc memory (memfd arena)"),
-    ("tcp", "bootstrap only: the root info's rendezvous (HCCL_IF_IP); no data path "
-            "between hosts in this version"),
+    ("shm", "ranks on one host: a shared-memory FIFO toward each local peer "
+            "(PYHCCL_SLOTS x PYHCCL_SLOT_BYTES), and single-copy reads of peers' "
+            "device memory"),
+    ("tcp", "ranks on different hosts (or every pair with PYHCCL_TRANSPORT=tcp): "
+            "PYHCCL_SOCKETS_PER_PEER data sockets per pair; also the root info's rendezvous"),
+    ("loopback", "a rank's messages to itself"),
 ]
 
 

@@ -321,4 +321,4 @@ def test_send_recv_docstrings_state_the_pairing_rules():
     for name in ("send", "recv"):
         doc = getattr(pyhccl.Comm, name).__doc__
         assert "group()" in doc and "in order" in doc and "batch_send_recv" in doc, name
-    assert "same byte count" in pyhccl.Comm.send.__doc__
+    assert "same count and dtype" in pyhccl.Comm.send.__doc__

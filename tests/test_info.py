@@ -46,6 +46,6 @@ def test_info_report():
     if pyhccl.HOST_RUNTIME:
         assert "build: host runtime" in out
         assert re.search(r"libhccl\.so: /\S+/libhccl\.so", out)
-    assert "PYHCCL_SLOT_BYTES: 2M (set; default 1M)" in out
+    assert "PYHCCL_SLOT_BYTES: 2M (set; default 128K)" in out
     assert "HCCL_BUFFSIZE: 200 (default)" in out
     assert re.search(r"MPI library: \S+", out) and "mpi4py: " in out

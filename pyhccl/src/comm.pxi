@@ -492,12 +492,14 @@ cdef class Comm:
         - Sends from rank A to rank B match B's receives from A in order:
           the first send with the first receive, and so on (per
           communicator).
-        - A send and its receive must have the same byte count, and should
-          have the same dtype; a different byte count fails the operation
-          (HCCL_E_PARA at the receiver, reported by synchronize()).
+        - A send and its receive must have the same count and dtype; a
+          mismatch fails the operation (HCCL_E_PARA at the receiver,
+          reported by synchronize()).
         - A send returns once its data is in the pair's channel, so a small
-          message does not wait for the receiver; a large one (more than
-          2 x PYHCCL_P2P_BYTES, 512 KiB by default) waits for the receive.
+          message does not wait for the receiver; a large one (more than the
+          channel holds: PYHCCL_SLOTS x PYHCCL_SLOT_BYTES, 1 MiB by default,
+          on one host; the socket buffers between hosts) waits for the
+          receive.
           A ring of ranks that all send first and receive second on one
           stream therefore hangs with large messages (until
           HCCL_EXEC_TIMEOUT): put the ring's sends and receives inside
@@ -528,7 +530,7 @@ cdef class Comm:
         Point to point, asynchronous: it enqueues the receive on `stream`
         (None: the current stream) and returns; synchronise the stream before
         reading `buf`. The pairing rules of send() apply: receives match the
-        peer's sends in order, with the same byte count, and a ring of
+        peer's sends in order, with the same count and dtype, and a ring of
         blocking send/recv pairs needs ``with pyhccl.group():`` (or
         batch_send_recv()). Calls HcclRecv.
 
@@ -697,7 +699,7 @@ cdef class Comm:
         reading the received buffers. All items progress together, so a ring
         or any pattern of exchanges cannot deadlock inside one batch. Items
         between a pair of ranks match in order (as send() and recv() do),
-        with equal byte counts; sending to this rank itself works when the
+        with equal counts and dtypes; sending to this rank itself works when the
         matching receive is in the same batch.
 
         Args:
