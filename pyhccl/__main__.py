@@ -12,17 +12,18 @@ the toolkit's directories and libraries.
 import argparse
 import shlex
 import sys
-from typing import List, Optional, Tuple
+from typing import Any, List, Optional, Tuple
 
 import pyhccl
 
 
 def _build() -> Tuple[str, str, List[str]]:
     """(include dir, library dir, libraries) of the runtime this copy was built with."""
+    cfg: Any = None
     try:
         from pyhccl import _build_config as cfg
     except ImportError:  # a checkout built before setup.py wrote the record
-        cfg = None
+        pass
     if cfg is not None and cfg.BUILD == "cann":
         return str(cfg.INCLUDE_DIR), str(cfg.LIBRARY_DIR), [str(n) for n in cfg.LIBRARIES]
     return pyhccl.get_include(), pyhccl.get_library_dir(), ["hccl", "ascendcl"]
