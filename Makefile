@@ -1,6 +1,8 @@
 # pyhccl: one-command set-up, build, demo and tests (see README.md).
-#   make demo   build if needed, then run the gradient-aggregation example on 4 ranks
-#   make test   build if needed, then run the whole test suite at 1, 2 and 4 ranks
+#   make demo   build if needed, then run the gradient-aggregation example and the
+#               data-parallel training example on 4 ranks
+#   make test   build if needed, then run the examples at 2 and 4 ranks (short settings)
+#               and the whole test suite at 1, 2 and 4 ranks
 #   make wheel  a manylinux wheel in wheelhouse/ (auditwheel repair); make test-wheel checks it
 #   make test-cann  the PYHCCL_CANN build path against a CANN-layout copy of the host runtime
 PYTHON3 ?= python3
@@ -10,7 +12,7 @@ MPIEXEC := $(VENV)/bin/mpiexec
 RANKS   ?= 1 2 4
 PYTEST_ARGS ?=
 
-.PHONY: all build demo test test-c test-cann wheel test-wheel clean
+.PHONY: all build demo test test-examples test-c test-cann wheel test-wheel clean
 all: build
 
 $(VENV)/.installed: requirements-dev.txt
@@ -26,19 +28,35 @@ build: $(VENV)/.installed
 
 demo: build
 	$(MPIEXEC) -n 4 $(PY) examples/allreduce.py
+	$(MPIEXEC) -n 4 $(PY) examples/train.py
 
 examples/allreduce_c: examples/allreduce.c build
 	$(VENV)/bin/mpicc -O2 -Iinclude $< -o $@ -Lpyhccl/lib -lhccl -lascendcl -lm -Wl,-rpath,'$$ORIGIN/../pyhccl/lib'
 
-# The examples on 4 ranks (each checks its own result), then pytest at each rank
-# count (a failing rank aborts the job; every level has a timeout), then the static
-# checks once (stubtest, mypy --strict, Sphinx); rank 0 reports, tests/verdict.py
-# closes with one line per run and the totals.
+# Every example at 2 and 4 ranks with short settings; each checks its own result
+# and exits non-zero if it is wrong. train.py's checkpoint feeds the inference
+# examples; one run starts from no checkpoint (rank 0 trains briefly first).
+EXAMPLE_RANKS ?= 2 4
+EXAMPLE_OUT   := build/examples-test
+test-examples: build examples/allreduce_c
+	rm -rf $(EXAMPLE_OUT)
+	for n in $(EXAMPLE_RANKS); do \
+	  echo "=== examples on $$n ranks ==="; \
+	  timeout 120 $(MPIEXEC) -n $$n examples/allreduce_c && \
+	  timeout 120 $(MPIEXEC) -n $$n $(PY) examples/allreduce.py && \
+	  timeout 300 $(MPIEXEC) -n $$n $(PY) examples/train.py --steps 6 --checkpoint $(EXAMPLE_OUT)/tinygpt.npz && \
+	  timeout 120 $(MPIEXEC) -n $$n $(PY) examples/tp_inference.py --new-tokens 8 --checkpoint $(EXAMPLE_OUT)/tinygpt.npz && \
+	  timeout 120 $(MPIEXEC) -n $$n $(PY) examples/pp_inference.py --new-tokens 8 --prompts 8 --checkpoint $(EXAMPLE_OUT)/tinygpt.npz && \
+	  timeout 120 $(MPIEXEC) -n $$n $(PY) examples/dp_inference.py --new-tokens 8 --prompts 16 --checkpoint $(EXAMPLE_OUT)/tinygpt.npz && \
+	  timeout 300 $(MPIEXEC) -n $$n $(PY) examples/multimodal.py --steps 20 || exit 1; \
+	done
+	timeout 120 $(MPIEXEC) -n 2 $(PY) examples/tp_inference.py --new-tokens 4 --train-steps 2 --checkpoint $(EXAMPLE_OUT)/none.npz
+
+# The examples, then pytest at each rank count (a failing rank aborts the job;
+# every level has a timeout), then the static checks once (stubtest, mypy --strict,
+# Sphinx); rank 0 reports, tests/verdict.py closes with one line per run and the totals.
 SUMMARY := build/test-summary.txt
-test: build examples/allreduce_c
-	timeout 120 $(MPIEXEC) -n 4 examples/allreduce_c
-	timeout 120 $(MPIEXEC) -n 4 $(PY) examples/allreduce.py
-	timeout 300 $(MPIEXEC) -n 4 $(PY) examples/train.py
+test: build test-examples
 	@mkdir -p build; rm -f $(SUMMARY); status=0; labels=""; \
 	for n in $(RANKS); do \
 	  if [ $$n = 1 ]; then label="1 rank"; else label="$$n ranks"; fi; labels="$$labels|$$label"; \

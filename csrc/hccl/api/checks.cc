@@ -68,7 +68,11 @@ HcclResult check_ptr(const void *p, const char *api, const char *arg) {
 }
 
 HcclResult check_dtype(HcclDataType dt, const char *api, const char *arg) {
-  int v = static_cast<int>(dt);
+  return check_dtype_raw(static_cast<int32_t>(dt), api, arg);
+}
+
+HcclResult check_dtype_raw(int32_t v, const char *api, const char *arg) {
+  const HcclDataType dt = static_cast<HcclDataType>(v >= 0 && v < 64 ? v : 0);
   if (v >= 0 && v <= 11) return HCCL_SUCCESS;
   if (known_dtype(v)) {
     hostrt::set_error("%s: %s %s (%d) is not supported by the pyhccl host runtime", api, arg,

@@ -30,6 +30,8 @@ HcclResult check_ptr(const void *p, const char *api, const char *arg);
 // A dtype every collective moves: HCCL types 0..11 (E_PARA unknown value,
 // E_NOT_SUPPORT for a known type we cannot move).
 HcclResult check_dtype(HcclDataType dt, const char *api, const char *arg = "dataType");
+// The same for a raw integer read from memory (not yet known to be a valid enum).
+HcclResult check_dtype_raw(int32_t v, const char *api, const char *arg);
 // A dtype/op pair the reduction kernels handle.
 HcclResult check_reduction(HcclDataType dt, HcclReduceOp op, const char *api);
 // A buffer of count * parts elements of dt: NULL only when it is empty;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hccl/bootstrap/bootstrap.h"
+#include "hccl/bootstrap/server.h"
 #include "hccl/bootstrap/wire.h"
 #include "hccl/net/socket.h"
 #include "runtime/hostrt.h"
@@ -273,6 +274,10 @@ HcclResult bootstrap_fail(Bootstrap *bs, HcclResult code, const std::string &msg
 }
 
 int bootstrap_fd(const Bootstrap *bs) { return bs == nullptr ? -1 : bs->fd; }
+
+void bootstrap_linger(const RootInfoView &root, std::chrono::milliseconds limit) {
+  bsnet::wait_server(job_id_hex(root), limit);
+}
 
 void bootstrap_close(Bootstrap *bs) {
   if (bs == nullptr) return;
