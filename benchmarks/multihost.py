@@ -103,7 +103,11 @@ def run_bench(cluster, layout, op, args, mpiexec, label, tmp):
     argv = [sys.executable, "-m", "pyhccl.bench", "--op", op, "-b", args.minbytes, "-e",
             args.maxbytes, "-f", str(args.factor), "-n", str(args.iters), "-w", str(args.warmup),
             "--compare", "mpi", "--json", str(out)]
-    env = {"PYTHONPATH": str(ROOT), "HCCL_EXEC_TIMEOUT": "300", "HCCL_CONNECT_TIMEOUT": "120"}
+    env = {"PYTHONPATH": str(ROOT), "HCCL_EXEC_TIMEOUT": "300", "HCCL_CONNECT_TIMEOUT": "120",
+           # MPI between hosts over the (shaped) network too: its UCX or libfabric would
+           # otherwise find the other "hosts" on this machine and use shared memory.
+           "UCX_TLS": "tcp,self", "UCX_NET_DEVICES": "eth0", "FI_PROVIDER": "tcp",
+           "OMPI_MCA_btl": "self,vader,tcp", "OMPI_MCA_pml": "ob1"}
     cmd, full_env = cluster.mpi_job(layout, argv, env=env, mpiexec=mpiexec)
     proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=3000)
     if proc.returncode != 0 or not out.exists():
