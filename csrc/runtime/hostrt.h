@@ -62,6 +62,11 @@ HOSTRT_API bool stream_wait_idle(Stream *stream, int64_t deadline_ns);
 // A stream's id (the one current_stream_id returns on its worker).
 HOSTRT_API uint64_t stream_id(const Stream *stream);
 
+// Interrupts (SIGINT) noted so far by hostrtNoteInterrupt: long waits that
+// run on behalf of a caller (an HCCL operation run by a synchronize) give up
+// when the count changes.
+HOSTRT_API uint64_t interrupts();
+
 // The id of the stream whose worker runs the calling thread (0 if none), for log lines.
 HOSTRT_API uint64_t current_stream_id();
 

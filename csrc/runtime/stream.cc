@@ -2,6 +2,8 @@
 // first failure with the message the task left on the worker thread.
 #include "runtime/stream.h"
 
+#include <sched.h>
+
 #include <exception>
 
 #include "common/clock.h"
@@ -42,68 +44,98 @@ void Stream::run() {
   t_worker = this;
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
-    work_cv_.wait(lk, [this] { return !queue_.empty() || closing_; });
+    bool slept = false;
+    while (running_ || (queue_.empty() && !closing_)) {
+      work_cv_.wait(lk);
+      slept = true;
+    }
     if (queue_.empty()) break;  // closing and drained
-    Item item = std::move(queue_.front());
-    queue_.pop_front();
-    bool skip = !item.always_run && failure_mode == 1 && first_error_ != ACL_SUCCESS;
-    lk.unlock();
-
-    aclError rc = ACL_SUCCESS;
-    std::string msg;
-    if (!skip) {
-      clear_error();
-      std::string failure_msg;
-      t_task_failure = ACL_SUCCESS;
-      t_task_failure_msg = &failure_msg;
-      try {
-        rc = item.fn();
-      } catch (const std::exception &e) {
-        rc = fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream task threw: %s", e.what());
-      } catch (...) {
-        rc = fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream task threw an exception");
-      }
-      t_task_failure_msg = nullptr;
-      if (rc == ACL_SUCCESS && t_task_failure != ACL_SUCCESS) {
-        rc = t_task_failure;
-        set_error("%s", failure_msg.c_str());
-      }
-      t_task_failure = ACL_SUCCESS;
-      if (rc != ACL_SUCCESS) {
-        msg = has_error() ? last_error() : "";
-        if (msg.empty()) msg = "stream task failed with error " + std::to_string(rc);
-      }
+    if (slept) {
+      // Just woken for new work: let the thread that pushed it go first; if
+      // it synchronizes now, it runs the work itself (no hand-off back and forth).
+      lk.unlock();
+      sched_yield();
+      lk.lock();
+      if (running_ || queue_.empty()) continue;
     }
-    item.fn = nullptr;  // release captured state outside the lock
-
-    lk.lock();
-    if (rc != ACL_SUCCESS && first_error_ == ACL_SUCCESS) {
-      first_error_ = rc;
-      first_msg_ = std::move(msg);
-    }
-    if (item.finish) item.finish();  // same step as the count: see push()
-    ++finished_;
-    if (waiters_ > 0) done_cv_.notify_all();
+    run_front(lk);
   }
   t_worker = nullptr;
 }
 
-bool Stream::wait_drained(int64_t deadline_ns) {
+void Stream::run_front(std::unique_lock<std::mutex> &lk) {
+  Item item = std::move(queue_.front());
+  queue_.pop_front();
+  running_ = true;
+  bool skip = !item.always_run && failure_mode == 1 && first_error_ != ACL_SUCCESS;
+  lk.unlock();
+
+  Stream *outer = t_worker;  // a synchronizer runs the task as the stream's worker would
+  t_worker = this;
+  aclError rc = ACL_SUCCESS;
+  std::string msg;
+  if (!skip) {
+    clear_error();
+    std::string failure_msg;
+    t_task_failure = ACL_SUCCESS;
+    t_task_failure_msg = &failure_msg;
+    try {
+      rc = item.fn();
+    } catch (const std::exception &e) {
+      rc = fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream task threw: %s", e.what());
+    } catch (...) {
+      rc = fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream task threw an exception");
+    }
+    t_task_failure_msg = nullptr;
+    if (rc == ACL_SUCCESS && t_task_failure != ACL_SUCCESS) {
+      rc = t_task_failure;
+      set_error("%s", failure_msg.c_str());
+    }
+    t_task_failure = ACL_SUCCESS;
+    if (rc != ACL_SUCCESS) {
+      msg = has_error() ? last_error() : "";
+      if (msg.empty()) msg = "stream task failed with error " + std::to_string(rc);
+    }
+  }
+  item.fn = nullptr;  // release captured state outside the lock
+  t_worker = outer;
+
+  lk.lock();
+  if (rc != ACL_SUCCESS && first_error_ == ACL_SUCCESS) {
+    first_error_ = rc;
+    first_msg_ = std::move(msg);
+  }
+  if (item.finish) item.finish();  // same step as the count: see push()
+  ++finished_;
+  running_ = false;
+  if (waiters_ > 0) done_cv_.notify_all();
+  if (!queue_.empty() || closing_) work_cv_.notify_one();  // the worker may take over
+}
+
+bool Stream::wait_drained(int64_t deadline_ns, const uint64_t *irq) {
   std::unique_lock<std::mutex> lk(mu_);
   const uint64_t target = pushed_;
-  if (finished_ >= target) return true;
-  if (deadline_ns != INT64_MAX && common::now_ns() >= deadline_ns) return false;
-  ++waiters_;
-  bool ok;
-  if (deadline_ns == INT64_MAX) {
-    done_cv_.wait(lk, [&] { return finished_ >= target; });
-    ok = true;
-  } else {
-    ok = done_cv_.wait_until(lk, common::to_time_point(deadline_ns),
-                             [&] { return finished_ >= target; });
+  // Running a task here could overrun a deadline; and never from a stream
+  // task (see the header).
+  const bool may_run = t_worker == nullptr && deadline_ns == INT64_MAX;
+  while (finished_ < target) {
+    if (irq != nullptr && interrupts() != *irq) return false;
+    if (may_run && !running_ && !queue_.empty()) {
+      run_front(lk);
+      continue;
+    }
+    const int64_t now = common::now_ns();
+    if (deadline_ns != INT64_MAX && now >= deadline_ns) return false;
+    int64_t until = deadline_ns;
+    if (irq != nullptr && until - now > 100000000) until = now + 100000000;  // notice interrupts
+    ++waiters_;
+    if (until == INT64_MAX)
+      done_cv_.wait(lk);
+    else
+      done_cv_.wait_until(lk, common::to_time_point(until));
+    --waiters_;
   }
-  --waiters_;
-  return ok;
+  return true;
 }
 
 bool Stream::idle() {

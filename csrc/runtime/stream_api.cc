@@ -1,4 +1,6 @@
 // aclrt*Stream entry points and the hostrt stream interface used by libhccl.
+#include <atomic>
+
 #include "common/clock.h"
 #include "runtime/internal.h"
 #include "runtime/stream.h"
@@ -53,7 +55,11 @@ aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api) {
   return rc;
 }
 
+std::atomic<uint64_t> g_interrupts{0};
+
 }  // namespace
+
+uint64_t interrupts() { return g_interrupts.load(std::memory_order_acquire); }
 
 Stream *resolve_stream(aclrtStream stream, const char *api, aclError *err) {
   aclError dummy;
@@ -161,3 +167,36 @@ ACL_FUNC_VISIBILITY aclError aclrtSetStreamFailureMode(aclrtStream stream, uint6
 }
 
 }  // extern "C"
+
+// Called from a SIGINT handler (the Python binding installs one): only an
+// atomic increment, which is async-signal-safe.
+extern "C" HOSTRT_API void hostrtNoteInterrupt(void) {
+  hostrt::g_interrupts.fetch_add(1, std::memory_order_acq_rel);
+}
+
+extern "C" HOSTRT_API uint64_t hostrtInterruptCount(void) { return hostrt::interrupts(); }
+
+// aclrtSynchronizeStream that returns early (*interrupted = 1, ACL_SUCCESS)
+// when hostrtNoteInterrupt is called meanwhile, after `since` (a count from
+// hostrtInterruptCount), so that the caller can handle the signal.
+extern "C" HOSTRT_API aclError hostrtSynchronizeStreamInterruptible(aclrtStream stream, uint64_t since,
+                                                                   int32_t *interrupted) {
+  using namespace hostrt;
+  const char *api = "aclrtSynchronizeStream";
+  if (interrupted == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: interrupted is NULL", api);
+  *interrupted = 0;
+  aclError err;
+  std::shared_ptr<Stream> s = lookup_stream(stream, api, &err);
+  if (!s) return err;
+  if (s->on_worker()) {
+    return fail(ACL_ERROR_INVALID_PARAM, "%s: called from a task of the same stream (deadlock)", api);
+  }
+  if (!s->wait_drained(INT64_MAX, &since)) {
+    *interrupted = 1;
+    return ACL_SUCCESS;
+  }
+  std::string msg;
+  aclError rc = s->take_error(&msg);
+  if (rc != ACL_SUCCESS) set_error("%s", msg.c_str());
+  return rc;
+}

@@ -278,16 +278,27 @@ cdef class Stream:
         self._check("synchronize")
         if self._is_default:
             _current_device()
-        deadline = None if ms < 0 else time.monotonic() + ms / 1000.0
-        while True:  # in slices, so that Ctrl-C gets through
-            slice_ms = _SLICE_MS if deadline is None else \
-                max(0, min(_SLICE_MS, int((deadline - time.monotonic()) * 1000 + 0.5)))
-            with nogil:
-                err = aclrtSynchronizeStreamWithTimeout(self._handle, slice_ms)
-            if err != ACL_ERROR_RT_STREAM_SYNC_TIMEOUT or \
-                    (deadline is not None and time.monotonic() >= deadline):
-                break
-            _check_signals()
+        cdef uint64_t since
+        cdef int32_t interrupted = 0
+        if ms < 0:
+            # No limit: the runtime may run queued work on this thread (no hand-off
+            # to the worker and back) and returns early when Ctrl-C arrives.
+            while True:
+                since = pyhccl_interrupt_count()
+                with nogil:
+                    err = pyhccl_sync_interruptible(self._handle, since, &interrupted)
+                if not interrupted:
+                    break
+                _check_signals()
+        else:
+            deadline = time.monotonic() + ms / 1000.0
+            while True:  # in slices, so that Ctrl-C gets through
+                slice_ms = max(0, min(_SLICE_MS, int((deadline - time.monotonic()) * 1000 + 0.5)))
+                with nogil:
+                    err = aclrtSynchronizeStreamWithTimeout(self._handle, slice_ms)
+                if err != ACL_ERROR_RT_STREAM_SYNC_TIMEOUT or time.monotonic() >= deadline:
+                    break
+                _check_signals()
         if err == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT:
             self._prune()
         elif self._is_default:

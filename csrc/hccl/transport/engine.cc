@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/env.h"
 #include "common/futex.h"
+#include "runtime/hostrt.h"
 
 namespace hccl {
 namespace {
@@ -95,6 +96,9 @@ HcclResult Engine::settle(uint64_t seq, WaitError *err) {
 }
 
 HcclResult Engine::check_failures(bool probe, WaitError *err) {
+  if (hostrt::interrupts() != irq_) {  // Ctrl-C in the Python binding: give up, tell the peers
+    interrupt(HCCL_E_UNAVAIL, "interrupted (SIGINT)");
+  }
   if (int code = interrupted_.load()) {
     std::lock_guard<std::mutex> lock(interrupt_mu_);
     err->code = static_cast<HcclResult>(code);
@@ -151,6 +155,7 @@ void Engine::sleep(uint32_t bell, int64_t until, bool *notice) {
 
 HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err) {
   if (n == 0) return HCCL_SUCCESS;
+  irq_ = hostrt::interrupts();
   active_.clear();
   for (size_t i = 0; i < n; ++i) {
     Connection *c = conns[xfers[i]->peer].get();

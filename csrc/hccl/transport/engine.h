@@ -60,6 +60,7 @@ class Engine {
   std::vector<Connection *> active_;
   std::vector<pollfd> fds_;
   std::atomic<int> interrupted_{0};
+  uint64_t irq_ = 0;  // hostrt::interrupts() when the running batch started
   std::mutex interrupt_mu_;
   std::string interrupt_why_;
 };
