@@ -21,6 +21,7 @@ import argparse
 import os
 import sys
 import time
+from typing import List, Optional, Tuple
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # ranks share the cores: one BLAS thread each
 import numpy as np  # noqa: E402
@@ -32,11 +33,13 @@ from tinygpt.data import Corpus, decode, encode  # noqa: E402
 from tinygpt.dist import (DEFAULT_CHECKPOINT, all_agree, broadcast_params, from_root,  # noqa: E402
                           load_on_root, log0, on_device, start)
 from tinygpt.infer import check_length, draws, generate_single  # noqa: E402
+from tinygpt.model import Config, Ids, Params  # noqa: E402
 
 NEWLINE = int(encode("\n")[0])
 
 
-def serve(comm, stream, params, cfg, prompts, n_new):
+def serve(comm: pyhccl.Comm, stream: pyhccl.Stream, params: Optional[Params], cfg: Optional[Config],
+          prompts: Optional[Ids], n_new: int) -> Tuple[List[Ids], float]:
     """Run one data-parallel job on `comm` (rank 0 holds params and prompts).
 
     Returns:
@@ -45,8 +48,8 @@ def serve(comm, stream, params, cfg, prompts, n_new):
     rank, size = comm.rank, comm.size
     t0 = time.perf_counter()
     params, cfg = broadcast_params(comm, stream, params, cfg)
-    shape = on_device(stream, np.array(prompts.shape if rank == 0 else (0, 0), np.int64),
-                      lambda d: comm.broadcast(d, 0, stream=stream))
+    given = prompts.shape if rank == 0 and prompts is not None else (0, 0)
+    shape = on_device(stream, np.array(given, np.int64), lambda d: comm.broadcast(d, 0, stream=stream))
     count, plen = int(shape[0]), int(shape[1])
     per_rank = count // size
     mine = on_device(stream, np.zeros((per_rank, plen), np.int64), lambda d: comm.scatter(
@@ -58,7 +61,7 @@ def serve(comm, stream, params, cfg, prompts, n_new):
     return outputs, time.perf_counter() - t0
 
 
-def gather_ragged(comm, stream, tokens, lengths):
+def gather_ragged(comm: pyhccl.Comm, stream: pyhccl.Stream, tokens: Ids, lengths: Ids) -> List[Ids]:
     """Return every rank's rows tokens[i, :lengths[i]], in rank order, on every rank.
 
     AllGather of the lengths first; then AllGatherV of just the tokens when
@@ -78,7 +81,7 @@ def gather_ragged(comm, stream, tokens, lengths):
     return [row[:n] for row, n in zip(padded, all_lengths)]
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--prompts", type=int, default=64, help="prompts in all (a multiple of the ranks)")
     ap.add_argument("--prompt-len", type=int, default=24, help="tokens per prompt")
@@ -96,6 +99,7 @@ def main():
     params, cfg = load_on_root(world, args.checkpoint, args.train_steps)
     fits = True
     if rank == 0:
+        assert cfg is not None                          # load_on_root gives rank 0 the model
         try:
             check_length(cfg, args.prompt_len, args.new_tokens)
         except ValueError as exc:
@@ -105,8 +109,9 @@ def main():
         return 2
     prompts = Corpus().prompts(args.prompts, args.prompt_len) if rank == 0 else None
 
-    reference = None
+    reference: List[Ids] = []                          # rank 0: single-process generation
     if rank == 0:
+        assert params is not None and cfg is not None and prompts is not None   # rank 0 holds them
         tokens, lengths = generate_single(params, cfg, prompts, draws(range(args.prompts), args.new_tokens),
                                           stop=NEWLINE)
         reference = [row[:n] for row, n in zip(tokens, lengths)]
@@ -129,6 +134,7 @@ def main():
                       f"{rate:,.0f} tokens/s; identical to single-process generation: {good}",
                       flush=True)
                 if n == size:
+                    assert prompts is not None
                     for p, o in list(zip(prompts, outputs))[:3]:
                         print(f"  {decode(p)!r} -> {decode(o)!r}")
             comm.destroy()

@@ -28,6 +28,7 @@ Run:  mpirun -np 4 python examples/multimodal.py [--steps N]
 import argparse
 import os
 import sys
+from typing import Callable, Tuple
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # ranks share the cores: one BLAS thread each
 import numpy as np  # noqa: E402
@@ -35,17 +36,21 @@ import numpy as np  # noqa: E402
 import pyhccl  # noqa: E402
 from tinygpt.data import encode  # noqa: E402
 from tinygpt.dist import all_agree, from_root, log0, on_device, start  # noqa: E402
-from tinygpt.model import Config, backward_features, forward_features, gelu, gelu_grad, init_params  # noqa: E402
+from tinygpt.model import (Array, Config, Ids, Params, backward_features, forward_features, gelu,  # noqa: E402
+                           gelu_grad, init_params)
 from tinygpt.optim import Adam  # noqa: E402
 
 WORDS = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine"]
 TEXT_CFG = Config(vocab=96, n_embd=32, n_head=2, n_layer=2, block=8)
 EMBED, HIDDEN, TAU = 32, 128, 0.1          # joint space, image MLP width, fixed temperature
 
+Backward = Callable[[Array], Params]       # an encoder's gradients from those of its embeddings
 
-def load_digits_split(held_out=0.2, seed=0):
+
+def load_digits_split(held_out: float = 0.2, seed: int = 0) -> Tuple[Array, Ids, Array, Ids]:
     """Return (train images, train labels, test images, test labels); pixels scaled to [0, 1]."""
-    from sklearn.datasets import load_digits
+    # scikit-learn ships no type hints (no py.typed marker)
+    from sklearn.datasets import load_digits  # type: ignore[import-untyped]
     digits = load_digits()
     order = np.random.default_rng(seed).permutation(len(digits.target))
     x, y = digits.data[order] / 16.0, digits.target[order]
@@ -58,7 +63,7 @@ WORD_IDS = np.stack([np.pad(encode(w), (0, 5 - len(w)), constant_values=int(enco
 WORD_LAST = np.array([len(w) - 1 for w in WORDS])
 
 
-def init_model(seed=0):
+def init_model(seed: int = 0) -> Params:
     """Return the parameters of both encoders (image: img.*, text: txt.* and the projection)."""
     rng = np.random.default_rng(seed)
     text = init_params(TEXT_CFG, seed=seed + 1)
@@ -70,31 +75,32 @@ def init_model(seed=0):
     return p
 
 
-def normalize(u):
+def normalize(u: Array) -> Tuple[Array, Array]:
     """Return u / |u| per row, and what the backward pass needs."""
     norm = np.sqrt((u * u).sum(-1, keepdims=True))
     return u / norm, norm
 
 
-def normalize_backward(de, e, norm):
+def normalize_backward(de: Array, e: Array, norm: Array) -> Array:
     """Return du for e = u / |u|."""
-    return (de - e * (de * e).sum(-1, keepdims=True)) / norm
+    du: Array = (de - e * (de * e).sum(-1, keepdims=True)) / norm
+    return du
 
 
-def encode_images(p, x):
+def encode_images(p: Params, x: Array) -> Tuple[Array, Backward]:
     """Return unit embeddings (N, EMBED) of images x (N, 64), and a backward function."""
     u = x @ p["img.w1"] + p["img.b1"]
     h, t = gelu(u)
     e, norm = normalize(h @ p["img.w2"] + p["img.b2"])
 
-    def backward(de):
+    def backward(de: Array) -> Params:
         dz = normalize_backward(de, e, norm)
         du = (dz @ p["img.w2"].T) * gelu_grad(u, t)
         return {"img.w2": h.T @ dz, "img.b2": dz.sum(0), "img.w1": x.T @ du, "img.b1": du.sum(0)}
     return e, backward
 
 
-def encode_words(p, labels):
+def encode_words(p: Params, labels: Ids) -> Tuple[Array, Backward]:
     """Return unit embeddings (N, EMBED) of the label words, and a backward function."""
     text = {k[4:]: v for k, v in p.items() if k.startswith("txt.") and k != "txt.proj"}
     feats, cache = forward_features(text, TEXT_CFG, WORD_IDS[labels])
@@ -102,7 +108,7 @@ def encode_words(p, labels):
     f = feats[rows, WORD_LAST[labels]]                    # features of each word's last letter
     e, norm = normalize(f @ p["txt.proj"])
 
-    def backward(de):
+    def backward(de: Array) -> Params:
         dz = normalize_backward(de, e, norm)
         dfeats = np.zeros_like(feats)
         dfeats[rows, WORD_LAST[labels]] = dz @ p["txt.proj"].T
@@ -112,7 +118,8 @@ def encode_words(p, labels):
     return e, backward
 
 
-def contrastive(rows, rows_labels, others, labels, total):
+def contrastive(rows: Array, rows_labels: Ids, others: Array, labels: Ids,
+                total: int) -> Tuple[float, Array, Array]:
     """Return (loss, d rows, d others) of cross-entropy from `rows` to all of `others`.
 
     Targets spread evenly over the columns with the row's label; the loss is
@@ -128,7 +135,8 @@ def contrastive(rows, rows_labels, others, labels, total):
     return loss, dlogits @ others, dlogits.T @ rows
 
 
-def halves(labels, mine, img_all, txt_all):
+def halves(labels: Ids, mine: slice, img_all: Array,
+           txt_all: Array) -> Tuple[float, Array, Array, Array, Array]:
     """Return (loss, d own images, d own texts, d all images, d all texts) for rows `mine`.
 
     Half the loss ranks texts for each image, half images for each text.
@@ -139,7 +147,7 @@ def halves(labels, mine, img_all, txt_all):
     return (li + lt) / 2, d_img / 2, d_txt / 2, d_img_all / 2, d_txt_all / 2
 
 
-def reference_step(p, x, labels):
+def reference_step(p: Params, x: Array, labels: Ids) -> Tuple[float, Params]:
     """Return (loss, gradients) of the whole batch computed in one process."""
     img, img_back = encode_images(p, x)
     txt, txt_back = encode_words(p, labels)
@@ -147,7 +155,8 @@ def reference_step(p, x, labels):
     return loss, {**img_back(d_img + d_img_all), **txt_back(d_txt + d_txt_all)}
 
 
-def distributed_step(comm, stream, p, x, labels, rank, size):
+def distributed_step(comm: pyhccl.Comm, stream: pyhccl.Stream, p: Params, x: Array, labels: Ids,
+                     rank: int, size: int) -> Tuple[float, Params]:
     """Return (global loss, summed gradients) with AllGather, ReduceScatter and AllReduce."""
     b = len(labels) // size
     mine = slice(rank * b, (rank + 1) * b)
@@ -174,14 +183,14 @@ def distributed_step(comm, stream, p, x, labels, rank, size):
     return float(flat[-1]), out
 
 
-def zero_shot_accuracy(p, x, y):
+def zero_shot_accuracy(p: Params, x: Array, y: Ids) -> float:
     """Return the fraction of images whose most similar label word is their own."""
     img, _ = encode_images(p, x)
     words, _ = encode_words(p, np.arange(10))
     return float(np.mean(np.argmax(img @ words.T, 1) == y))
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=150, help="optimiser steps (default 150)")
     ap.add_argument("--batch", type=int, default=64, help="image-text pairs per step over all ranks")

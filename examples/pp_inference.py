@@ -21,27 +21,35 @@ import argparse
 import os
 import sys
 import time
+from typing import Any, Dict, Optional, Tuple
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # ranks share the cores: one BLAS thread each
 import numpy as np  # noqa: E402
+import numpy.typing as npt  # noqa: E402
 
 import pyhccl  # noqa: E402
 from tinygpt.data import Corpus, decode  # noqa: E402
 from tinygpt.dist import DEFAULT_CHECKPOINT, from_root, load_or_train, log0, on_device, start  # noqa: E402
 from tinygpt.infer import block, check_length, draws, embed, generate_single, head, new_cache, sample, tp_shard  # noqa: E402
+from tinygpt.model import Array, Config, Ids, Params  # noqa: E402
+
+# What a stage takes and passes on: token ids (int64) into and out of the pipeline,
+# activations (float64) between stages, so its element type depends on the stage.
+Message = npt.NDArray[Any]
 
 
 class Stage:
     """One rank's layers of the pipeline and its key/value caches, one per micro-batch."""
 
-    def __init__(self, params, cfg, stage, stages, micro_batches, rows):
+    def __init__(self, params: Params, cfg: Config, stage: int, stages: int, micro_batches: int,
+                 rows: int) -> None:
         self.cfg, self.stage, self.stages = cfg, stage, stages
         self.first, self.last = stage == 0, stage == stages - 1
         self.layers = range(stage * cfg.n_layer // stages, (stage + 1) * cfg.n_layer // stages)
         self.model = tp_shard(params, cfg, 0, 1)          # whole layers (no tensor split)
         self.caches = [new_cache(self.model, cfg, rows, self.layers) for _ in range(micro_batches)]
 
-    def run(self, x, m, pos):
+    def run(self, x: Message, m: int, pos: int) -> Array:
         """Run this stage's layers on micro-batch m; x is token ids on the first stage."""
         if self.first:
             x = embed(self.model, x, pos)
@@ -50,7 +58,8 @@ class Stage:
         return head(self.model, x) if self.last else x
 
 
-def pipeline_generate(comm, stream, stage, prompts, uniforms, micro_batches):
+def pipeline_generate(comm: pyhccl.Comm, stream: pyhccl.Stream, stage: Stage, prompts: Ids,
+                      uniforms: Array, micro_batches: int) -> Tuple[Optional[Ids], float, float]:
     """Generate on the pipeline; return (tokens on the last stage, else None), compute s, wall s."""
     s, stages, cfg = comm.rank, comm.size, stage.cfg
     n_new, plen = uniforms.shape[1], prompts.shape[1]
@@ -58,26 +67,28 @@ def pipeline_generate(comm, stream, stage, prompts, uniforms, micro_batches):
     mb = [slice(m * rows, (m + 1) * rows) for m in range(micro_batches)]
     total = n_new * micro_batches                  # work items (t, m) = divmod(j, micro_batches)
     out = np.zeros((len(prompts), n_new), np.int64)
-    pending = [None] * micro_batches               # stage 0: next input token of each micro-batch
-    inbox = None                                   # stages > 0: activations for this tick
+    pending: Dict[int, Message] = {}               # stage 0: next input token of each micro-batch
+    inbox: Optional[Message] = None                # stages > 0: activations for this tick
     prev, nxt = (s - 1) % stages, (s + 1) % stages
 
-    def item(stage_index, tick):
+    def item(stage_index: int, tick: int) -> Optional[Tuple[int, int]]:
         j = tick - stage_index
         return divmod(j, micro_batches) if 0 <= j < total else None
 
-    def carries(stage_index, work):
+    def carries(stage_index: int, work: Optional[Tuple[int, int]]) -> bool:
         """Whether a stage's result for `work` travels on (the last token of a row does not)."""
         return work is not None and (stage_index < stages - 1 or work[0] < n_new - 1)
 
     compute = 0.0
     t_start = time.perf_counter()
     for tick in range(total + stages - 1):
-        work, result = item(s, tick), None
+        work = item(s, tick)
+        result: Optional[Message] = None
         if work is not None:
             t, m = work
             t0 = time.perf_counter()
             x = (prompts[mb[m]] if t == 0 else pending[m][:, None]) if stage.first else inbox
+            assert x is not None                   # stages > 0: the previous stage sent it last tick
             result = stage.run(x, m, 0 if t == 0 else plen + t - 1)
             if stage.last:
                 result = sample(result, uniforms[mb[m], t])
@@ -101,6 +112,7 @@ def pipeline_generate(comm, stream, stage, prompts, uniforms, micro_batches):
             received = recv_buf.get(stream=stream) if incoming is not None else None
             stream.synchronize()
         if incoming is not None:
+            assert received is not None            # this tick's recv (or, on one stage, its own result)
             if stage.first:
                 pending[incoming[1]] = received
             else:
@@ -109,7 +121,7 @@ def pipeline_generate(comm, stream, stage, prompts, uniforms, micro_batches):
     return (out if stage.last else None), compute, wall
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--prompts", type=int, default=32, help="prompts in all")
     ap.add_argument("--micro-batches", type=int, default=0,
@@ -148,8 +160,8 @@ def main():
     idle = on_device(stream, np.array([1.0 - compute / wall]),
                      lambda d: comm.all_reduce(d, op=pyhccl.SUM, stream=stream))[0] / size
     wall = from_root(comm, stream, wall, root=size - 1)
-    tokens = on_device(stream, tokens if rank == size - 1 else np.zeros(uniforms.shape, np.int64),
-                       lambda d: comm.broadcast(d, size - 1, stream=stream))
+    tokens = on_device(stream, np.zeros(uniforms.shape, np.int64) if tokens is None else tokens,
+                       lambda d: comm.broadcast(d, size - 1, stream=stream))     # the last stage's
     differ = 0
     if rank == 0:
         ref, _ = generate_single(params, cfg, prompts, uniforms)
@@ -160,7 +172,7 @@ def main():
     ticks = args.new_tokens * mbs + size - 1
     log0(comm, f"{size} stage(s): {tokens.size / wall:.0f} tokens/s; pipeline idle {100 * idle:.0f}% "
          f"of stage time (filling and draining alone: {100 * (size - 1) / ticks:.0f}%)")
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     if size > cores:
         log0(comm, f"  ({size} ranks share {cores} cores: a stage also waits for a core, "
              f"so at least {100 * (1 - cores / size):.0f}% of stage time is idle here)")

@@ -24,6 +24,7 @@ import argparse
 import os
 import sys
 import time
+from typing import List, Tuple
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # ranks share the cores: one BLAS thread each
 import numpy as np  # noqa: E402
@@ -33,15 +34,16 @@ from tinygpt.data import Corpus, decode  # noqa: E402
 from tinygpt.dist import DEFAULT_CHECKPOINT, all_agree, from_root, load_or_train, log0, on_device, start  # noqa: E402
 from tinygpt.infer import (check_length, draws, forward_cached, generate, generate_single,  # noqa: E402
                            new_cache, tp_shard)
+from tinygpt.model import Array, Ids  # noqa: E402
 
 
 class TensorParallel:
     """The two collectives of tensor parallelism, timed on the host."""
 
-    def __init__(self, comm, stream):
+    def __init__(self, comm: pyhccl.Comm, stream: pyhccl.Stream) -> None:
         self.comm, self.stream, self.seconds = comm, stream, 0.0
 
-    def all_reduce(self, partial):
+    def all_reduce(self, partial: Array) -> Array:
         """Return the sum over ranks of each rank's `partial`."""
         t0 = time.perf_counter()
         out = on_device(self.stream, partial,
@@ -49,7 +51,7 @@ class TensorParallel:
         self.seconds += time.perf_counter() - t0
         return out
 
-    def all_gather(self, piece):
+    def all_gather(self, piece: Array) -> Array:
         """Return the ranks' `piece`s joined along the last axis (rank order)."""
         t0 = time.perf_counter()
         size = self.comm.size
@@ -62,7 +64,7 @@ class TensorParallel:
         return np.moveaxis(out, 0, -2).reshape(piece.shape[:-1] + (size * piece.shape[-1],))
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--prompts", type=int, default=8, help="prompts generated together (batch)")
     ap.add_argument("--prompt-len", type=int, default=24, help="tokens per prompt")
@@ -81,16 +83,16 @@ def main():
     except ValueError as exc:
         log0(comm, f"tp_inference: {exc}")
         return 2
-    log0(comm, f"{size} rank(s), {shard['n_head']} of {cfg.n_head} heads and "
+    log0(comm, f"{size} rank(s), {shard.n_head} of {cfg.n_head} heads and "
          f"{4 * cfg.n_embd // size} of {4 * cfg.n_embd} MLP columns per rank")
     prompts = Corpus().prompts(args.prompts, args.prompt_len)
     uniforms = draws(range(args.prompts), args.new_tokens)
 
     tp = TensorParallel(comm, stream)
     cache = new_cache(shard, cfg, args.prompts)
-    steps = []                                   # (seconds, seconds in collectives) per new token
+    steps: List[Tuple[float, float]] = []         # (seconds, seconds in collectives) per new token
 
-    def run(tokens, pos):
+    def run(tokens: Ids, pos: int) -> Array:
         if tokens.shape[1] > 1:                  # the prompts themselves: not a decoding step
             return forward_cached(shard, cfg, tokens, pos, cache, tp.all_reduce, tp.all_gather)
         comm_before, t0 = tp.seconds, time.perf_counter()

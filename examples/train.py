@@ -32,6 +32,7 @@ import argparse
 import os
 import sys
 import time
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Tuple
 
 os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")   # ranks share the cores: one BLAS thread each
 import numpy as np  # noqa: E402
@@ -39,19 +40,24 @@ import numpy as np  # noqa: E402
 import pyhccl  # noqa: E402
 from tinygpt.data import Corpus  # noqa: E402
 from tinygpt.dist import DEFAULT_CHECKPOINT, all_agree, from_root, log0, on_device, start  # noqa: E402
-from tinygpt.model import Config, backward, cross_entropy, forward, init_params, param_names  # noqa: E402
+from tinygpt.model import (Array, Config, Params, backward, cross_entropy, forward, init_params,  # noqa: E402
+                           param_names)
 from tinygpt.optim import Adam  # noqa: E402
 from tinygpt.trainer import (Settings, evaluate, flatten, reference_run, save_checkpoint,  # noqa: E402
                              shard_rows, to_grid)
+
+History = List[Tuple[int, float, float]]     # (step, training loss, validation loss) after each step
 
 
 class GradBuckets:
     """Gradients packed into flat device buffers, each all-reduced as soon as it is complete."""
 
-    def __init__(self, comm, params, names, bucket_bytes):
+    def __init__(self, comm: pyhccl.Comm, params: Params, names: List[str], bucket_bytes: int) -> None:
         self.comm = comm
         self.compute, self.comm_stream = pyhccl.Stream(), pyhccl.Stream()
-        self.where, groups, size = {}, [[]], 0          # name -> (bucket, offset)
+        self.where: Dict[str, Tuple[int, int]] = {}      # name -> (bucket, offset)
+        groups: List[List[str]] = [[]]
+        size = 0
         for n in names:
             nbytes = params[n].nbytes
             if groups[-1] and size + nbytes > bucket_bytes:
@@ -61,7 +67,7 @@ class GradBuckets:
             size += nbytes
         self.names = groups
         self.shapes = {n: params[n].shape for n in names}
-        self.buffers = []
+        self.buffers: List[pyhccl.DeviceArray] = []
         for b, group in enumerate(groups):
             off = 0
             for n in group:
@@ -72,7 +78,7 @@ class GradBuckets:
         self.done = [pyhccl.Event() for _ in groups]
         self.waited = 0.0
 
-    def reduce(self, grads):
+    def reduce(self, grads: Iterable[Tuple[str, Array]]) -> None:
         """Consume (name, gradient) pairs; launch each bucket's AllReduce once it is complete."""
         missing = [len(g) for g in self.names]
         for name, g in grads:
@@ -86,7 +92,7 @@ class GradBuckets:
                 self.comm.all_reduce(self.buffers[b], op=pyhccl.SUM, stream=self.comm_stream)
                 self.done[b].record(self.comm_stream)
 
-    def results(self):
+    def results(self) -> Iterator[Params]:
         """Yield each bucket's summed gradients (a dict by name) as soon as its AllReduce is done.
 
         The time spent waiting for them is added to self.waited (seconds).
@@ -95,21 +101,22 @@ class GradBuckets:
             t0 = time.perf_counter()
             done.synchronize()
             self.waited += time.perf_counter() - t0
-            host, off, out = buf.get(), 0, {}      # the AllReduce is done: a plain copy
+            host, off = buf.get(), 0      # the AllReduce is done: a plain copy
+            out: Params = {}
             for n in group:
                 size = int(np.prod(self.shapes[n]))
                 out[n] = host[off:off + size].reshape(self.shapes[n])
                 off += size
             yield out
 
-    def time_alone(self, repeats=5):
+    def time_alone(self, repeats: int = 5) -> float:
         """Return the ms the buckets' AllReduces take with nothing else running (median of `repeats`).
 
         Every rank starts together (a small AllReduce first), so this is
         communication, not waiting for slower ranks. It also warms up the
         connections before the first step.
         """
-        times = []
+        times: List[float] = []
         begin, end, token = pyhccl.Event(), pyhccl.Event(), pyhccl.zeros(1, np.float64)
         for buf in self.buffers:
             buf.fill(0.0)
@@ -126,7 +133,7 @@ class GradBuckets:
         end.destroy()
         return float(np.median(times[1:]))
 
-    def destroy(self):
+    def destroy(self) -> None:
         """Release the streams and events."""
         for e in self.ready + self.done:
             e.destroy()
@@ -134,7 +141,8 @@ class GradBuckets:
         self.comm_stream.destroy()
 
 
-def train(comm, stream, cfg, corpus, s, bucket_bytes, log):
+def train(comm: pyhccl.Comm, stream: pyhccl.Stream, cfg: Config, corpus: Corpus, s: Settings,
+          bucket_bytes: int, log: Callable[[str], None]) -> Tuple[Params, History, Dict[str, float]]:
     """Train data-parallel; return (params, per-step history, timing summary).
 
     Exposed communication of a step is the time the training loop waits for
@@ -152,14 +160,16 @@ def train(comm, stream, cfg, corpus, s, bucket_bytes, log):
     vx, vy = vx[val_mine], vy[val_mine]
     val_scale = 1.0 / (s.val_batch * s.seq)
 
-    def combine(values, op):
+    def combine(values: List[float], op: pyhccl.ReduceOp) -> Array:
         return on_device(stream, np.array(values, np.float64),
                          lambda d: comm.all_reduce(d, op=op, stream=stream))
 
-    history = [(0, float("nan"), combine([evaluate(params, cfg, vx, vy, val_scale)], pyhccl.SUM)[0])]
+    history: History = [(0, float("nan"),
+                         combine([evaluate(params, cfg, vx, vy, val_scale)], pyhccl.SUM)[0])]
     log(f"{len(buckets.names)} gradient buckets of <= {bucket_bytes // 1024} KiB; their AllReduces "
         f"take {comm_alone:.1f} ms alone; step 0: validation loss {history[0][2]:.3f}")
-    step_s, exposed = [], []
+    step_s: List[float] = []
+    exposed: List[float] = []
     for step in range(s.steps):
         t0 = time.perf_counter()
         x, y = s.train_batch(corpus, step)
@@ -184,7 +194,7 @@ def train(comm, stream, cfg, corpus, s, bucket_bytes, log):
     return params, history, summary
 
 
-def plot(history, path):
+def plot(history: History, path: str) -> Optional[str]:
     """Save the loss curves as a PNG if matplotlib is installed; return the path or None."""
     try:
         import matplotlib
@@ -204,7 +214,7 @@ def plot(history, path):
     return path
 
 
-def main():
+def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--steps", type=int, default=200, help="optimiser steps (default 200)")
     ap.add_argument("--batch", type=int, default=16, help="sequences per step over all ranks")

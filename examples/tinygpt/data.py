@@ -9,27 +9,30 @@ tabs become spaces. The last tenth of the text is the validation split.
 import glob
 import os
 import sysconfig
+from typing import List, Optional, Tuple
 
 import numpy as np
+
+from .model import Ids
 
 VOCAB = "\n" + "".join(chr(c) for c in range(32, 127))
 _INDEX = np.full(256, -1, np.int64)
 _INDEX[np.frombuffer(VOCAB.encode("ascii"), np.uint8)] = np.arange(len(VOCAB))
 
 
-def encode(text):
+def encode(text: str) -> Ids:
     """Return the token ids (int64) of `text`; characters outside the vocabulary are dropped."""
     raw = np.frombuffer(text.replace("\t", "    ").encode("ascii", "ignore"), np.uint8)
     ids = _INDEX[raw]
     return ids[ids >= 0]
 
 
-def decode(ids):
+def decode(ids: Ids) -> str:
     """Return the text of token ids."""
     return "".join(VOCAB[int(i)] for i in ids)
 
 
-def stdlib_text(max_chars=1_500_000):
+def stdlib_text(max_chars: int = 1_500_000) -> str:
     """Return the concatenated source of the standard library's top-level modules.
 
     Raises:
@@ -39,7 +42,8 @@ def stdlib_text(max_chars=1_500_000):
     files = sorted(glob.glob(os.path.join(folder, "*.py")))
     if not files:
         raise FileNotFoundError(f"stdlib_text: no *.py files in {folder}")
-    parts, total = [], 0
+    parts: List[str] = []
+    total = 0
     for path in files:
         with open(path, encoding="utf-8", errors="replace") as f:
             parts.append(f.read())
@@ -52,12 +56,12 @@ def stdlib_text(max_chars=1_500_000):
 class Corpus:
     """Token ids split into training and validation parts, with batch sampling."""
 
-    def __init__(self, text=None, val_fraction=0.1):
+    def __init__(self, text: Optional[str] = None, val_fraction: float = 0.1) -> None:
         ids = encode(stdlib_text() if text is None else text)
         cut = int(len(ids) * (1.0 - val_fraction))
         self.train, self.val = ids[:cut], ids[cut:]
 
-    def batch(self, split, rows, length, seed):
+    def batch(self, split: str, rows: int, length: int, seed: int) -> Tuple[Ids, Ids]:
         """Return (inputs, targets), each (rows, length), from random windows of `split`.
 
         The windows depend only on `seed`, so every rank draws the same global batch.
@@ -70,7 +74,7 @@ class Corpus:
         windows = np.stack([ids[s:s + length + 1] for s in starts])
         return windows[:, :-1], windows[:, 1:]
 
-    def prompts(self, count, length, seed=7):
+    def prompts(self, count: int, length: int, seed: int = 7) -> Ids:
         """Return `count` prompts of `length` tokens, each starting a line of the validation text."""
         starts = np.flatnonzero(self.val[:-length - 1] == 0) + 1       # id 0 is newline
         starts = starts[self.val[starts] != 0]                           # skip empty lines

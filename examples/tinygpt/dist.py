@@ -5,20 +5,24 @@ than through MPI, whose blocking calls may poll a core while rank 0 alone
 works (a reference run, a checkpoint load).
 """
 import os
+from typing import Callable, Optional, Tuple, Type, TypeVar
 
 import numpy as np
+import numpy.typing as npt
 
 import pyhccl
 
 from .data import Corpus
-from .model import Config
+from .model import Config, Params
 from .trainer import Settings, flatten, load_checkpoint, reference_run, unflatten
 
 DEFAULT_CHECKPOINT = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                   "out", "tinygpt.npz")
 
+Scalar = TypeVar("Scalar", bound=np.generic)     # an array's element type, kept through a collective
 
-def start():
+
+def start() -> Tuple[pyhccl.Comm, pyhccl.Stream]:
     """Return (pyhccl Comm over MPI.COMM_WORLD, a new stream on its device)."""
     from mpi4py import MPI
     from pyhccl.mpi import comm_from_mpi
@@ -26,13 +30,14 @@ def start():
     return comm, pyhccl.Stream()
 
 
-def log0(comm, *args, **kwargs):
+def log0(comm: pyhccl.Comm, *args: object) -> None:
     """Print on rank 0 only, flushed at once (progress lines of a job)."""
     if comm.rank == 0:
-        print(*args, **kwargs, flush=True)
+        print(*args, flush=True)
 
 
-def on_device(stream, host, collective):
+def on_device(stream: pyhccl.Stream, host: npt.NDArray[Scalar],
+              collective: Callable[[pyhccl.DeviceArray], object]) -> npt.NDArray[Scalar]:
     """Copy `host` to a device buffer, run collective(buffer) on `stream`, return the result on the host."""
     dev = pyhccl.asarray(np.ascontiguousarray(host), stream=stream)
     collective(dev)
@@ -41,24 +46,36 @@ def on_device(stream, host, collective):
     return out
 
 
-def broadcast_array(comm, stream, array, dtype, root=0):
-    """Return `array` (given on root, None elsewhere) on every rank: its length, then its values."""
-    mine = comm.rank == root
-    n = on_device(stream, np.array([array.size if mine else 0], np.int64),
+def broadcast_array(comm: pyhccl.Comm, stream: pyhccl.Stream, array: Optional[npt.NDArray[np.generic]],
+                    dtype: Type[Scalar], root: int = 0) -> npt.NDArray[Scalar]:
+    """Return `array` (given on root, None elsewhere) on every rank: its length, then its values.
+
+    Raises:
+        ValueError: the root rank gave no array.
+    """
+    if comm.rank != root:
+        array = None                      # what other ranks give is not used
+    elif array is None:
+        raise ValueError(f"broadcast_array: the root rank ({root}) gave no array")
+    n = on_device(stream, np.array([0 if array is None else array.size], np.int64),
                   lambda d: comm.broadcast(d, root, stream=stream))
-    host = np.asarray(array, dtype).ravel() if mine else np.empty(int(n[0]), dtype)
+    host = np.empty(int(n[0]), dtype) if array is None else np.asarray(array, dtype).ravel()
     return on_device(stream, host, lambda d: comm.broadcast(d, root, stream=stream))
 
 
-def broadcast_params(comm, stream, params=None, cfg=None, root=0):
+def broadcast_params(comm: pyhccl.Comm, stream: pyhccl.Stream, params: Optional[Params] = None,
+                     cfg: Optional[Config] = None, root: int = 0) -> Tuple[Params, Config]:
     """Return (params, cfg) on every rank, from `root`'s (config first, then one flat vector)."""
     mine = comm.rank == root
-    cfg = Config.from_array(broadcast_array(comm, stream, cfg.to_array() if mine else None, np.int64, root))
-    vector = broadcast_array(comm, stream, flatten(params, cfg) if mine else None, np.float64, root)
+    given = cfg.to_array() if mine and cfg is not None else None
+    cfg = Config.from_array(broadcast_array(comm, stream, given, np.int64, root))
+    vector = broadcast_array(comm, stream, flatten(params, cfg) if mine and params is not None else None,
+                             np.float64, root)
     return unflatten(vector, cfg), cfg
 
 
-def load_on_root(comm, path, steps, root=0):
+def load_on_root(comm: pyhccl.Comm, path: str, steps: int,
+                 root: int = 0) -> Tuple[Optional[Params], Optional[Config]]:
     """Return (params, cfg) on root, (None, None) elsewhere: root loads `path`, or trains `steps` steps."""
     if comm.rank != root:
         return None, None
@@ -72,20 +89,21 @@ def load_on_root(comm, path, steps, root=0):
     return reference_run(Config(), Corpus(), Settings(steps=steps)), Config()
 
 
-def load_or_train(comm, stream, path, steps):
+def load_or_train(comm: pyhccl.Comm, stream: pyhccl.Stream, path: str,
+                  steps: int) -> Tuple[Params, Config]:
     """Return (params, cfg) on every rank: rank 0 loads or trains them (load_on_root) and broadcasts."""
     params, cfg = load_on_root(comm, path, steps)
     return broadcast_params(comm, stream, params, cfg)
 
 
-def all_agree(comm, stream, ok):
+def all_agree(comm: pyhccl.Comm, stream: pyhccl.Stream, ok: bool) -> bool:
     """Return True on every rank if `ok` holds on every rank (an AllReduce of the verdicts)."""
     flag = on_device(stream, np.array([1 if ok else 0], np.int32),
                      lambda d: comm.all_reduce(d, op=pyhccl.MIN, stream=stream))
     return bool(flag[0])
 
 
-def from_root(comm, stream, value, root=0):
+def from_root(comm: pyhccl.Comm, stream: pyhccl.Stream, value: float, root: int = 0) -> float:
     """Return root's float `value` on every rank (a broadcast of one number)."""
     buf = on_device(stream, np.array([value if comm.rank == root else 0.0], np.float64),
                     lambda d: comm.broadcast(d, root, stream=stream))

@@ -9,13 +9,27 @@ biases added after a row-parallel product are replicated. `tp_shard(params,
 cfg, 0, 1)` is the whole model, so single-process generation runs the same
 code with no communication.
 """
+from typing import Callable, Dict, Iterable, Optional, Tuple
+
 import numpy as np
 
-from .model import LAYER_PARAMS, causal_attention, gelu, layer_norm, merge_heads, softmax, split_heads
+from .model import (LAYER_PARAMS, Array, Config, Ids, Params, causal_attention, gelu, layer_norm,
+                    merge_heads, softmax, split_heads)
+
+KVCache = Dict[int, Tuple[Array, Array]]      # layer -> (keys, values), each (B, heads, block, head_dim)
+Combine = Callable[[Array], Array]             # a collective across the shards' ranks
 
 
-def tp_shard(params, cfg, rank, size):
-    """Return the parameters rank `rank` of `size` holds (a dict; "n_head" = its head count).
+class Shard(Dict[str, Array]):
+    """The arrays one rank holds, by parameter name, with its number of heads and their width."""
+
+    def __init__(self, arrays: Params, n_head: int, head_dim: int) -> None:
+        super().__init__(arrays)
+        self.n_head, self.head_dim = n_head, head_dim
+
+
+def tp_shard(params: Params, cfg: Config, rank: int, size: int) -> Shard:
+    """Return the parameters rank `rank` of `size` holds (its n_head: how many heads are its own).
 
     Raises:
         ValueError: heads, embedding width, MLP width or vocabulary do not split evenly.
@@ -29,8 +43,7 @@ def tp_shard(params, cfg, rank, size):
     hidden = slice(rank * 4 * c // size, (rank + 1) * 4 * c // size)  # MLP columns
     vocab = slice(rank * cfg.vocab // size, (rank + 1) * cfg.vocab // size)
     qkv = np.r_[heads, c + heads.start:c + heads.stop, 2 * c + heads.start:2 * c + heads.stop]
-    s = {"n_head": cfg.n_head // size, "head_dim": hd,
-         "wte": params["wte"][:, width], "wpe": params["wpe"][:, width],
+    s = {"wte": params["wte"][:, width], "wpe": params["wpe"][:, width],
          "lnf_g": params["lnf_g"], "lnf_b": params["lnf_b"], "w_head": params["w_head"][:, vocab]}
     for layer in range(cfg.n_layer):
         h = f"h{layer}."
@@ -41,23 +54,24 @@ def tp_shard(params, cfg, rank, size):
                   h + "ln2_g": p["ln2_g"], h + "ln2_b": p["ln2_b"],
                   h + "w_fc": p["w_fc"][:, hidden], h + "b_fc": p["b_fc"][hidden],
                   h + "w_proj": p["w_proj"][hidden], h + "b_proj": p["b_proj"]})
-    return {k: np.ascontiguousarray(v) if isinstance(v, np.ndarray) else v for k, v in s.items()}
+    return Shard({k: np.ascontiguousarray(v) for k, v in s.items()}, cfg.n_head // size, hd)
 
 
-def new_cache(shard, cfg, rows, layers=None):
+def new_cache(shard: Shard, cfg: Config, rows: int, layers: Optional[Iterable[int]] = None) -> KVCache:
     """Return empty key/value caches for `rows` sequences, one per layer (or per layer in `layers`)."""
-    shape = (rows, shard["n_head"], cfg.block, shard["head_dim"])
+    shape = (rows, shard.n_head, cfg.block, shard.head_dim)
     dtype = shard["wte"].dtype
     return {layer: (np.zeros(shape, dtype), np.zeros(shape, dtype))
             for layer in (range(cfg.n_layer) if layers is None else layers)}
 
 
-def embed(shard, tokens, pos):
+def embed(shard: Shard, tokens: Ids, pos: int) -> Array:
     """Return this shard's columns of the embeddings of tokens (B, T) at positions pos.."""
     return shard["wte"][tokens] + shard["wpe"][pos:pos + tokens.shape[1]]
 
 
-def block(shard, layer, x, cache, pos, reduce=None):
+def block(shard: Shard, layer: int, x: Array, cache: Tuple[Array, Array], pos: int,
+          reduce: Optional[Combine] = None) -> Array:
     """Run block `layer` on x (B, T, C) at positions pos.., updating its cache; return the new x.
 
     `reduce` sums the shards' partial products across ranks (None: the shard is the whole model).
@@ -66,7 +80,7 @@ def block(shard, layer, x, cache, pos, reduce=None):
     reduce = reduce or (lambda a: a)
     t = x.shape[1]
     h, _ = layer_norm(x, p["ln1_g"], p["ln1_b"])
-    q, k, v = (split_heads(z, shard["n_head"]) for z in np.split(h @ p["w_qkv"] + p["b_qkv"], 3, -1))
+    q, k, v = (split_heads(z, shard.n_head) for z in np.split(h @ p["w_qkv"] + p["b_qkv"], 3, -1))
     keys, values = cache
     keys[:, :, pos:pos + t] = k
     values[:, :, pos:pos + t] = v
@@ -77,13 +91,14 @@ def block(shard, layer, x, cache, pos, reduce=None):
     return x + reduce(g @ p["w_proj"]) + p["b_proj"]
 
 
-def head(shard, x):
+def head(shard: Shard, x: Array) -> Array:
     """Return this shard's slice of the logits of x's last position (B, vocab/size)."""
     h, _ = layer_norm(x[:, -1], shard["lnf_g"], shard["lnf_b"])
     return h @ shard["w_head"]
 
 
-def forward_cached(shard, cfg, tokens, pos, cache, reduce=None, gather=None):
+def forward_cached(shard: Shard, cfg: Config, tokens: Ids, pos: int, cache: KVCache,
+                   reduce: Optional[Combine] = None, gather: Optional[Combine] = None) -> Array:
     """Run tokens (B, T) at positions pos.. through the model; return the last position's logits.
 
     `gather` concatenates the shards' slices along the last axis (None: whole model).
@@ -95,7 +110,7 @@ def forward_cached(shard, cfg, tokens, pos, cache, reduce=None, gather=None):
     return gather(head(shard, x))
 
 
-def draws(prompt_ids, n_new, seed=1234):
+def draws(prompt_ids: Iterable[int], n_new: int, seed: int = 1234) -> Array:
     """Return the uniform numbers sampling uses, (len(prompt_ids), n_new), one stream per prompt.
 
     They depend only on each prompt's id, so a prompt generates the same text on any rank.
@@ -103,13 +118,15 @@ def draws(prompt_ids, n_new, seed=1234):
     return np.stack([np.random.default_rng([seed, int(i)]).random(n_new) for i in prompt_ids])
 
 
-def sample(logits, u, temperature=0.8):
+def sample(logits: Array, u: Array, temperature: float = 0.8) -> Ids:
     """Return one token per row of logits (B, V), drawn with the uniform numbers u (B,)."""
     cdf = np.cumsum(softmax(logits / temperature), -1)
-    return np.minimum((cdf < (u * cdf[:, -1])[:, None]).sum(-1), logits.shape[-1] - 1)
+    tokens: Ids = np.minimum((cdf < (u * cdf[:, -1])[:, None]).sum(-1), logits.shape[-1] - 1)
+    return tokens
 
 
-def generate(run, prompts, uniforms, temperature=0.8, stop=None):
+def generate(run: Callable[[Ids, int], Array], prompts: Ids, uniforms: Array, temperature: float = 0.8,
+             stop: Optional[int] = None) -> Tuple[Ids, Ids]:
     """Return (tokens (B, n_new), lengths (B,)) generated after prompts (B, P).
 
     run(tokens, pos) returns the logits after tokens at positions pos... With
@@ -132,7 +149,8 @@ def generate(run, prompts, uniforms, temperature=0.8, stop=None):
     return out, lengths
 
 
-def generate_single(params, cfg, prompts, uniforms, temperature=0.8, stop=None):
+def generate_single(params: Params, cfg: Config, prompts: Ids, uniforms: Array, temperature: float = 0.8,
+                    stop: Optional[int] = None) -> Tuple[Ids, Ids]:
     """Return generate()'s result for the whole model in this process (the reference)."""
     shard = tp_shard(params, cfg, 0, 1)
     cache = new_cache(shard, cfg, len(prompts))
@@ -141,7 +159,7 @@ def generate_single(params, cfg, prompts, uniforms, temperature=0.8, stop=None):
                     temperature, stop)
 
 
-def check_length(cfg, prompt_len, n_new):
+def check_length(cfg: Config, prompt_len: int, n_new: int) -> None:
     """Raise ValueError if a prompt and its new tokens do not fit the context."""
     if prompt_len < 1 or prompt_len + n_new > cfg.block:
         raise ValueError(f"prompt of {prompt_len} tokens plus {n_new} new ones must fit "

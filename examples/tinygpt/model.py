@@ -6,8 +6,15 @@ stream), a final layer norm and an output layer over the vocabulary.
 Parameters are a dict of float arrays; names are listed by `param_names`.
 """
 from dataclasses import dataclass, asdict
+from typing import Dict, Iterator, List, Optional, Tuple
 
 import numpy as np
+import numpy.typing as npt
+
+# Parameters, activations and gradients are float64 arrays; token ids are int64.
+Array = npt.NDArray[np.float64]
+Ids = npt.NDArray[np.int64]
+Params = Dict[str, Array]
 
 
 @dataclass(frozen=True)
@@ -21,15 +28,15 @@ class Config:
     block: int = 64          # longest context, in tokens
 
     @property
-    def head_dim(self):
+    def head_dim(self) -> int:
         return self.n_embd // self.n_head
 
-    def to_array(self):
+    def to_array(self) -> Ids:
         """Return the config as an int64 array (for checkpoints and broadcasts)."""
         return np.array(list(asdict(self).values()), np.int64)
 
     @classmethod
-    def from_array(cls, values):
+    def from_array(cls, values: Ids) -> "Config":
         """Build a Config from `to_array`'s output."""
         return cls(*(int(v) for v in values))
 
@@ -38,7 +45,7 @@ LAYER_PARAMS = ("ln1_g", "ln1_b", "w_qkv", "b_qkv", "w_o", "b_o",
                 "ln2_g", "ln2_b", "w_fc", "b_fc", "w_proj", "b_proj")
 
 
-def param_names(cfg):
+def param_names(cfg: Config) -> List[str]:
     """Return every parameter name, in the order the backward pass yields gradients."""
     names = ["w_head", "lnf_g", "lnf_b"]
     for layer in reversed(range(cfg.n_layer)):
@@ -46,14 +53,14 @@ def param_names(cfg):
     return names + ["wpe", "wte"]
 
 
-def init_params(cfg, seed=0, dtype=np.float64):
+def init_params(cfg: Config, seed: int = 0, dtype: npt.DTypeLike = np.float64) -> Params:
     """Return freshly initialised parameters (GPT-2 style scales)."""
     if cfg.n_embd % cfg.n_head:
         raise ValueError(f"init_params: n_embd={cfg.n_embd} is not a multiple of n_head={cfg.n_head}")
     rng = np.random.default_rng(seed)
     c = cfg.n_embd
 
-    def normal(*shape, std=0.02):
+    def normal(*shape: int, std: float = 0.02) -> Array:
         return (rng.standard_normal(shape) * std).astype(dtype)
 
     p = {"wte": normal(cfg.vocab, c), "wpe": normal(cfg.block, c),
@@ -73,10 +80,11 @@ def init_params(cfg, seed=0, dtype=np.float64):
 # ---- building blocks (forward returns what its backward needs) --------------
 
 LN_EPS = 1e-5
-GELU_C = np.sqrt(2.0 / np.pi)
+GELU_C: float = np.sqrt(2.0 / np.pi)
+LNCache = Tuple[Array, Array, Array]       # layer_norm's (xhat, rstd, g)
 
 
-def layer_norm(x, g, b):
+def layer_norm(x: Array, g: Array, b: Array) -> Tuple[Array, LNCache]:
     """Return layer norm of x over its last axis, and the cache for the backward pass."""
     mu = x.mean(-1, keepdims=True)
     rstd = 1.0 / np.sqrt(x.var(-1, keepdims=True) + LN_EPS)
@@ -84,7 +92,7 @@ def layer_norm(x, g, b):
     return xhat * g + b, (xhat, rstd, g)
 
 
-def layer_norm_backward(dy, cache):
+def layer_norm_backward(dy: Array, cache: LNCache) -> Tuple[Array, Array, Array]:
     """Return (dx, dg, db) of layer_norm."""
     xhat, rstd, g = cache
     dxhat = dy * g
@@ -94,36 +102,37 @@ def layer_norm_backward(dy, cache):
     return dx, (dy * xhat).sum(axes), dy.sum(axes)
 
 
-def gelu(u):
+def gelu(u: Array) -> Tuple[Array, Array]:
     """Return GELU(u) (tanh approximation) and the tanh term its gradient needs."""
     t = np.tanh(GELU_C * u * (1.0 + 0.044715 * u * u))
     return 0.5 * u * (1.0 + t), t
 
 
-def gelu_grad(u, t):
+def gelu_grad(u: Array, t: Array) -> Array:
     """Return dGELU/du at u, given gelu's tanh term t."""
     return 0.5 * (1.0 + t) + 0.5 * u * (1.0 - t * t) * GELU_C * (1.0 + 3 * 0.044715 * u * u)
 
 
-def split_heads(x, n_head):
+def split_heads(x: Array, n_head: int) -> Array:
     """Return (B, T, n_head*d) as (B, n_head, T, d)."""
     b, t, c = x.shape
     return x.reshape(b, t, n_head, c // n_head).transpose(0, 2, 1, 3)
 
 
-def merge_heads(x):
+def merge_heads(x: Array) -> Array:
     """Return (B, H, T, d) as (B, T, H*d)."""
     b, h, t, d = x.shape
     return x.transpose(0, 2, 1, 3).reshape(b, t, h * d)
 
 
-def softmax(z, axis=-1):
+def softmax(z: Array, axis: int = -1) -> Array:
     """Return softmax of z along `axis` (stable)."""
     e = np.exp(z - z.max(axis, keepdims=True))
-    return e / e.sum(axis, keepdims=True)
+    probs: Array = e / e.sum(axis, keepdims=True)
+    return probs
 
 
-def causal_attention(q, k, v, offset=0):
+def causal_attention(q: Array, k: Array, v: Array, offset: int = 0) -> Tuple[Array, Array]:
     """Return softmax(q k^T / sqrt(d), causal) v and the probabilities.
 
     q: (B, H, Tq, d) at positions offset..offset+Tq-1; k, v: (B, H, Tk, d) at 0..Tk-1.
@@ -138,7 +147,14 @@ def causal_attention(q, k, v, offset=0):
 
 # ---- the model -------------------------------------------------------------
 
-def forward_features(params, cfg, idx):
+# What forward_features keeps of one block for the backward pass: its parameters,
+# ln1, h1, q, k, v, att, y, ln2, h2, u, tanh_u, g.
+LayerCache = Tuple[Params, LNCache, Array, Array, Array, Array, Array, Array,
+                   LNCache, Array, Array, Array, Array]
+Cache = Tuple[Ids, List[LayerCache], LNCache, Array]     # idx, blocks, final layer norm, its output
+
+
+def forward_features(params: Params, cfg: Config, idx: Ids) -> Tuple[Array, Cache]:
     """Return the final layer norm's output (B, T, n_embd) for token ids idx (B, T), and the cache.
 
     This is the decoder without its output layer: a text encoder.
@@ -147,7 +163,7 @@ def forward_features(params, cfg, idx):
     if t > cfg.block:
         raise ValueError(f"forward: sequence of {t} tokens exceeds the context of {cfg.block}")
     x = params["wte"][idx] + params["wpe"][:t]
-    layers = []
+    layers: List[LayerCache] = []
     for layer in range(cfg.n_layer):
         p = {n: params[f"h{layer}.{n}"] for n in LAYER_PARAMS}
         h1, ln1 = layer_norm(x, p["ln1_g"], p["ln1_b"])
@@ -165,13 +181,13 @@ def forward_features(params, cfg, idx):
     return hf, (idx, layers, lnf, hf)
 
 
-def forward(params, cfg, idx):
+def forward(params: Params, cfg: Config, idx: Ids) -> Tuple[Array, Cache]:
     """Return logits (B, T, vocab) for token ids idx (B, T), and the cache for backward."""
     hf, cache = forward_features(params, cfg, idx)
     return hf @ params["w_head"], cache
 
 
-def cross_entropy(logits, targets, scale=None):
+def cross_entropy(logits: Array, targets: Ids, scale: Optional[float] = None) -> Tuple[float, Array]:
     """Return (sum of token losses * scale, dlogits); scale defaults to 1/number of tokens."""
     n = targets.size
     scale = 1.0 / n if scale is None else scale
@@ -186,7 +202,7 @@ def cross_entropy(logits, targets, scale=None):
     return float(loss), (d * scale).reshape(logits.shape)
 
 
-def backward(params, cfg, cache, dlogits):
+def backward(params: Params, cfg: Config, cache: Cache, dlogits: Array) -> Iterator[Tuple[str, Array]]:
     """Yield (name, gradient) for every parameter, from the output layer back to the embeddings.
 
     Gradients come out in `param_names(cfg)` order, each as soon as it is
@@ -198,11 +214,12 @@ def backward(params, cfg, cache, dlogits):
     yield from backward_features(params, cfg, cache, dlogits @ params["w_head"].T)
 
 
-def _flat(a):
+def _flat(a: Array) -> Array:
     return a.reshape(-1, a.shape[-1])
 
 
-def backward_features(params, cfg, cache, dfeatures):
+def backward_features(params: Params, cfg: Config, cache: Cache,
+                      dfeatures: Array) -> Iterator[Tuple[str, Array]]:
     """Yield (name, gradient) like backward(), from forward_features' output gradient (no w_head)."""
     idx, layers, lnf, hf = cache
     flat = _flat
@@ -244,7 +261,8 @@ def backward_features(params, cfg, cache, dfeatures):
     yield "wte", onehot.T @ flat(dx)
 
 
-def loss_and_grads(params, cfg, idx, targets, scale=None):
+def loss_and_grads(params: Params, cfg: Config, idx: Ids, targets: Ids,
+                   scale: Optional[float] = None) -> Tuple[float, Params]:
     """Return (loss, dict of gradients) for one batch."""
     logits, cache = forward(params, cfg, idx)
     loss, dlogits = cross_entropy(logits, targets, scale)

@@ -1,25 +1,30 @@
 """Adam, applied in place to a dict of parameters."""
+from typing import Mapping, Tuple
+
 import numpy as np
+
+from .model import Array, Params
 
 
 class Adam:
     """Adam (Kingma & Ba) with bias correction and a linear warm-up of the learning rate."""
 
-    def __init__(self, params, lr=3e-3, betas=(0.9, 0.99), eps=1e-8, warmup=10):
+    def __init__(self, params: Params, lr: float = 3e-3, betas: Tuple[float, float] = (0.9, 0.99),
+                 eps: float = 1e-8, warmup: int = 10) -> None:
         self.lr, self.betas, self.eps, self.warmup, self.t = lr, betas, eps, warmup, 0
         self.m = {k: np.zeros_like(v) for k, v in params.items()}
         self.v = {k: np.zeros_like(v) for k, v in params.items()}
 
-    def step(self, params, grads):
+    def step(self, params: Params, grads: Mapping[str, Array]) -> None:
         """Update every parameter from its gradient (same arithmetic on every rank)."""
         self.begin_step()
         self.update(params, grads)
 
-    def begin_step(self):
+    def begin_step(self) -> None:
         """Start a step; then update() its parameters, all at once or in groups."""
         self.t += 1
 
-    def update(self, params, grads):
+    def update(self, params: Params, grads: Mapping[str, Array]) -> None:
         """Update the parameters named in `grads` (elementwise: groups give the same bits as all at once)."""
         b1, b2 = self.betas
         lr = self.lr * min(1.0, self.t / self.warmup) * np.sqrt(1.0 - b2 ** self.t) / (1.0 - b1 ** self.t)

@@ -1,10 +1,13 @@
 """Training settings, the single-process reference run, checkpoints and flat parameter vectors."""
 import os
 from dataclasses import dataclass
+from typing import Callable, Dict, Optional, Tuple
 
 import numpy as np
 
-from .model import Config, cross_entropy, forward, init_params, loss_and_grads, param_names
+from .data import Corpus
+from .model import (Array, Config, Ids, Params, cross_entropy, forward, init_params, loss_and_grads,
+                    param_names)
 from .optim import Adam
 
 
@@ -19,16 +22,17 @@ class Settings:
     lr: float = 3e-3
     seed: int = 0
 
-    def train_batch(self, corpus, step):
+    def train_batch(self, corpus: Corpus, step: int) -> Tuple[Ids, Ids]:
         """Return the global batch (inputs, targets) of a step."""
         return corpus.batch("train", self.batch, self.seq, seed=1_000_003 * self.seed + step)
 
-    def val_batch_data(self, corpus):
+    def val_batch_data(self, corpus: Corpus) -> Tuple[Ids, Ids]:
         """Return the fixed validation batch (inputs, targets)."""
         return corpus.batch("val", self.val_batch, self.seq, seed=999_983 + self.seed)
 
 
-def evaluate(params, cfg, inputs, targets, scale=None):
+def evaluate(params: Params, cfg: Config, inputs: Ids, targets: Ids,
+             scale: Optional[float] = None) -> float:
     """Return the summed token loss * scale (default: the mean) of a batch, without gradients."""
     logits, _ = forward(params, cfg, inputs)
     return cross_entropy(logits, targets, scale)[0]
@@ -42,7 +46,7 @@ GRID = 2.0 ** -40
 GRID_LIMIT = 2.0 ** 52 * GRID
 
 
-def to_grid(g, ranks):
+def to_grid(g: Array, ranks: int) -> Array:
     """Return g rounded to multiples of GRID (exact arithmetic: GRID is a power of two).
 
     Raises:
@@ -54,12 +58,13 @@ def to_grid(g, ranks):
     return np.round(g / GRID) * GRID
 
 
-def shard_rows(rank, ranks, rows):
+def shard_rows(rank: int, ranks: int, rows: int) -> slice:
     """Return the slice of a global batch of `rows` rows that rank `rank` of `ranks` trains on."""
     return slice(rank * rows // ranks, (rank + 1) * rows // ranks)
 
 
-def reference_run(cfg, corpus, settings, ranks=None, log=None):
+def reference_run(cfg: Config, corpus: Corpus, settings: Settings, ranks: Optional[int] = None,
+                  log: Optional[Callable[[int, float], None]] = None) -> Params:
     """Train in this process; return the parameters.
 
     ranks=None: each step's gradient is computed over the whole batch at once.
@@ -89,15 +94,16 @@ def reference_run(cfg, corpus, settings, ranks=None, log=None):
     return params
 
 
-def flatten(params, cfg):
+def flatten(params: Params, cfg: Config) -> Array:
     """Return all parameters as one vector, in param_names order."""
     return np.concatenate([params[n].ravel() for n in param_names(cfg)])
 
 
-def unflatten(vector, cfg, like=None):
+def unflatten(vector: Array, cfg: Config, like: Optional[Params] = None) -> Params:
     """Return the parameter dict that `flatten` made `vector` from."""
     shapes = {k: v.shape for k, v in (like or init_params(cfg)).items()}
-    out, off = {}, 0
+    out: Params = {}
+    off = 0
     for n in param_names(cfg):
         size = int(np.prod(shapes[n]))
         out[n] = vector[off:off + size].reshape(shapes[n]).copy()
@@ -107,13 +113,15 @@ def unflatten(vector, cfg, like=None):
     return out
 
 
-def save_checkpoint(path, params, cfg, **meta):
+def save_checkpoint(path: str, params: Params, cfg: Config, **meta: float) -> None:
     """Write parameters, config and scalar metadata to an .npz file."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    np.savez(path, config=cfg.to_array(), **{f"meta_{k}": v for k, v in meta.items()}, **params)
+    meta_arrays = {f"meta_{k}": v for k, v in meta.items()}
+    # numpy's stub types savez's **arrays as if they could also set its allow_pickle flag
+    np.savez(path, config=cfg.to_array(), **meta_arrays, **params)  # type: ignore[arg-type]
 
 
-def load_checkpoint(path):
+def load_checkpoint(path: str) -> Tuple[Params, Config, Dict[str, float]]:
     """Return (params, cfg, meta) from save_checkpoint's file."""
     with np.load(path) as z:
         cfg = Config.from_array(z["config"])
