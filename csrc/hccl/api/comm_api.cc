@@ -4,6 +4,8 @@
 #include "hccl/api/checks.h"
 #include "hccl/bootstrap/bootstrap.h"
 #include "hccl/comm/comm.h"
+#include "hccl/comm/memrange.h"
+#include "hccl/comm/window.h"
 #include "hccl/hccl.h"
 #include "runtime/hostrt.h"
 
@@ -49,7 +51,12 @@ HcclResult HcclCommDestroy(HcclComm comm) {
   HCCL_TRY(hccl::check_comm(comm, api, &c));
   c = hccl::comm_unregister(comm);
   if (!c) return hccl::check_comm(comm, api, &c);  // destroyed meanwhile by another thread
-  return hccl::comm_destroy(std::move(c), api);
+  std::shared_ptr<Comm> keep = c;
+  HcclResult r = hccl::comm_destroy(std::move(c), api);
+  // Registered memory is released with the communicator (its queued work ran).
+  hccl::windows_drop(*keep);
+  hccl::memory_drop_comm(keep->id);
+  return r;
 }
 
 HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize) {

@@ -36,31 +36,4 @@ HcclResult HcclCommRegCommStateCallback(const char *regName, HcclCommStateCallba
   HCCL_UNSUPPORTED(HcclCommRegCommStateCallback);
 }
 
-HcclResult HcclCommSetMemoryRange(HcclComm comm, void *baseVirPtr, size_t size, size_t alignment,
-                                  uint64_t flags) {
-  HCCL_UNSUPPORTED(HcclCommSetMemoryRange);
-}
-
-HcclResult HcclCommUnsetMemoryRange(HcclComm comm, void *baseVirPtr) {
-  HCCL_UNSUPPORTED(HcclCommUnsetMemoryRange);
-}
-
-HcclResult HcclCommActivateCommMemory(HcclComm comm, void *virPtr, size_t size, size_t offset,
-                                      aclrtDrvMemHandle handle, uint64_t flags) {
-  HCCL_UNSUPPORTED(HcclCommActivateCommMemory);
-}
-
-HcclResult HcclCommDeactivateCommMemory(HcclComm comm, void *virPtr) {
-  HCCL_UNSUPPORTED(HcclCommDeactivateCommMemory);
-}
-
-HcclResult HcclCommSymWinRegister(HcclComm comm, void *addr, uint64_t size,
-                                  HcclCommSymWindow *winHandle, uint32_t flag) {
-  HCCL_UNSUPPORTED(HcclCommSymWinRegister);
-}
-
-HcclResult HcclCommSymWinDeregister(HcclCommSymWindow winHandle) {
-  HCCL_UNSUPPORTED(HcclCommSymWinDeregister);
-}
-
 }  // extern "C"
