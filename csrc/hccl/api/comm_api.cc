@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "hccl/api/checks.h"
+#include "hccl/api/state_callbacks.h"
 #include "hccl/bootstrap/bootstrap.h"
 #include "hccl/comm/comm.h"
 #include "hccl/comm/memrange.h"
@@ -49,6 +50,7 @@ HcclResult HcclCommDestroy(HcclComm comm) {
   const char *api = "HcclCommDestroy";
   std::shared_ptr<Comm> c;
   HCCL_TRY(hccl::check_comm(comm, api, &c));
+  hccl::run_state_callbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_PRE);
   c = hccl::comm_unregister(comm);
   if (!c) return hccl::check_comm(comm, api, &c);  // destroyed meanwhile by another thread
   std::shared_ptr<Comm> keep = c;
@@ -56,6 +58,7 @@ HcclResult HcclCommDestroy(HcclComm comm) {
   // Registered memory is released with the communicator (its queued work ran).
   hccl::windows_drop(*keep);
   hccl::memory_drop_comm(keep->id);
+  hccl::run_state_callbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_POST);
   return r;
 }
 
