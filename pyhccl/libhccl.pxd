@@ -256,3 +256,15 @@ cdef extern from "hccl/hccl.h" nogil:
                         uint32_t srcRank, HcclComm comm, aclrtStream stream)
     HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum,
                                  HcclComm comm, aclrtStream stream)
+
+# ---- what an older CANN toolkit lacks ----------------------------------------
+# For a build against a toolkit (PYHCCL_CANN), conf/cann_config.py writes one
+# PYHCCL_HAVE_<name> flag per name above that the toolkit's headers declare, and a
+# fallback for each one they lack (values of include/, functions that return "not
+# supported"), as mpi4py does for MPI versions. The host runtime declares them all.
+cdef extern from *:
+    """
+    #ifdef PYHCCL_CANN
+    #include "pyhccl_cann_config.h"
+    #endif
+    """

@@ -52,7 +52,7 @@ def _build_and_run_abi(tmp_path, compiler, flags):
 
 
 def test_abi_c99(tmp_path):
-    """Headers compile as C99 in two linked TUs and match ABI.md section 7."""
+    """Headers compile as C99 in two linked TUs and match docs/ABI.md section 7."""
     _build_and_run_abi(tmp_path, "gcc", ["-std=c99"])
 
 

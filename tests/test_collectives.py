@@ -70,7 +70,8 @@ def digest(buf):
     return hashlib.sha1(np.ascontiguousarray(data).tobytes()).hexdigest()
 
 
-KINDS = ("device", "host")
+# Host buffers are device buffers only on the host runtime (a CANN build refuses them).
+KINDS = ("device", "host") if pyhccl.HOST_RUNTIME else ("device",)
 
 
 def sync():

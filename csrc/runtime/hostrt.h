@@ -54,6 +54,14 @@ HOSTRT_API aclError enqueue(Stream *stream, Task task);
 // The device the stream belongs to.
 HOSTRT_API int32_t stream_device(const Stream *stream);
 
+// Waits until every task pushed before the call has finished (true), or
+// deadline_ns passes (common::now_ns units; INT64_MAX: no limit). The stream's
+// error stays for its next synchronize.
+HOSTRT_API bool stream_wait_idle(Stream *stream, int64_t deadline_ns);
+
+// The id of the stream whose worker runs the calling thread (0 if none), for log lines.
+HOSTRT_API uint64_t current_stream_id();
+
 // The calling thread's current device, or -1 when none is set.
 HOSTRT_API int32_t current_device();
 

@@ -38,7 +38,7 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath) {
   InitState &s = init_state();
   std::lock_guard<std::mutex> lk(s.mu);
   if (s.refs > 0) {
-    // ABI.md 5.4: a repeat changes nothing (callers treat 100002 as success;
+    // docs/ABI.md 5.4: a repeat changes nothing (callers treat 100002 as success;
     // one aclFinalize or aclFinalizeReference still finalizes).
     return fail(ACL_ERROR_REPEAT_INITIALIZE, "%s: ACL is already initialized", api);
   }

@@ -73,6 +73,15 @@ aclError enqueue(Stream *stream, Task task) {
 
 int32_t stream_device(const Stream *stream) { return stream ? stream->device : -1; }
 
+bool stream_wait_idle(Stream *stream, int64_t deadline_ns) {
+  return stream != nullptr && stream->wait_drained(deadline_ns);
+}
+
+uint64_t current_stream_id() {
+  const Stream *s = Stream::current_worker();
+  return s ? s->id : 0;
+}
+
 int32_t current_device() {
   std::shared_ptr<Context> ctx = current_context();
   return ctx ? ctx->device : -1;

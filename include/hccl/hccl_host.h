@@ -39,6 +39,34 @@ HCCL_API_VISIBILITY HcclResult PyhcclCommGetHostName(HcclComm comm, uint32_t hos
  * (another host, or PYHCCL_TRANSPORT=tcp) or "self". */
 HCCL_API_VISIBILITY HcclResult PyhcclCommGetTransport(HcclComm comm, uint32_t peer, char *name, uint32_t nameLen);
 
+/* One operation of a communicator, as its flight recorder kept it. */
+typedef struct {
+    uint64_t seq;           /* collective number on the communicator (0: send/recv) */
+    char opName[32];        /* "HcclAllReduce", ... */
+    uint64_t count;
+    int32_t dataType;
+    int32_t root;
+    int32_t reduceOp;
+    int32_t state;          /* 0 queued, 1 running, 2 done, 3 failed */
+    double enqueueUs;       /* monotonic clock (CLOCK_MONOTONIC), microseconds */
+    double startUs;         /* 0 until it starts */
+    double endUs;           /* 0 until it ends */
+    char algorithm[16];     /* "flat", "hier", "ring", "direct", "chain", ... ("" before it ran) */
+} PyhcclOpRecord;
+
+/* The last operations of the communicator (up to 64), oldest first: fills
+ * records[0..*count), *count <= capacity. Every rank also logs them when an
+ * operation fails. */
+HCCL_API_VISIBILITY HcclResult PyhcclCommGetFlightRecord(HcclComm comm, PyhcclOpRecord *records,
+                                                         uint32_t capacity, uint32_t *count);
+
+/* Aborts the communicator, like NCCL's ncclCommAbort: returns at once; every
+ * pending and later operation of it on this rank fails at once with
+ * HCCL_E_UNAVAIL, and its peers' pending operations fail within about a second
+ * with HCCL_E_REMOTE naming this rank. HcclCommDestroy then returns at once.
+ * Survivors can build a new communicator among themselves. */
+HCCL_API_VISIBILITY HcclResult PyhcclCommAbort(HcclComm comm);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,5 +1,5 @@
 /* ABI test of include/acl and include/hccl: asserts the facts of
- * shared/design/ABI.md section 7 at compile time where C allows it and at run
+ * docs/ABI.md section 7 at compile time where C allows it and at run
  * time otherwise. Built as C99, C11 and C++11 together with abi_tu2.c; prints
  * "abi ok" and exits 0 on success, else names every failed check. */
 #include <stdio.h>

@@ -1,9 +1,9 @@
 /* Second translation unit of the ABI test: includes the same headers again
  * (so linking proves they define no external symbols) and checks every public
- * prototype against the signature in shared/design/ABI.md. */
+ * prototype against the signature in docs/ABI.md. */
 #include "abi_common.h"
 
-/* ---- ACL init and device (ABI.md 5.3) ----------------------------------- */
+/* ---- ACL init and device (docs/ABI.md 5.3) ------------------------------ */
 ABI_SIG(aclError, aclInit, (const char *));
 ABI_SIG(aclError, aclFinalize, (void));
 ABI_SIG(aclError, aclFinalizeReference, (uint64_t *));
@@ -77,7 +77,7 @@ ABI_SIG(aclError, aclprofDestroyConfig, (const aclprofConfig *));
 ABI_SIG(aclError, aclprofStart, (const aclprofConfig *));
 ABI_SIG(aclError, aclprofStop, (const aclprofConfig *));
 
-/* ---- HCCL communicator management (ABI.md 4.1) -------------------------- */
+/* ---- HCCL communicator management (docs/ABI.md 4.1) --------------------- */
 ABI_SIG(HcclResult, HcclGetRootInfo, (HcclRootInfo *));
 ABI_SIG(HcclResult, HcclCommInitRootInfo, (uint32_t, const HcclRootInfo *, uint32_t, HcclComm *));
 ABI_SIG(HcclResult, HcclCommInitRootInfoConfig,
@@ -115,7 +115,7 @@ ABI_SIG(HcclResult, HcclCommDeactivateCommMemory, (HcclComm, void *));
 ABI_SIG(HcclResult, HcclCommSymWinRegister, (HcclComm, void *, uint64_t, HcclCommSymWindow *, uint32_t));
 ABI_SIG(HcclResult, HcclCommSymWinDeregister, (HcclCommSymWindow));
 
-/* ---- HCCL collectives (ABI.md 4.2) -------------------------------------- */
+/* ---- HCCL collectives (docs/ABI.md 4.2) --------------------------------- */
 ABI_SIG(HcclResult, HcclAllReduce,
         (void *, void *, uint64_t, HcclDataType, HcclReduceOp, HcclComm, aclrtStream));
 ABI_SIG(HcclResult, HcclBroadcast, (void *, uint64_t, HcclDataType, uint32_t, HcclComm, aclrtStream));

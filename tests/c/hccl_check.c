@@ -871,20 +871,136 @@ static int run_failure(HcclComm comm, aclrtStream s, int kill_mode) {
 
 /* Rank 0 calls a different collective (or count) than the others: everyone
  * must get an error that says so, quickly, instead of garbage or a hang. */
-static int run_mismatch(HcclComm comm, aclrtStream s) {
+/* Rank 0 calls something else than the others (WHAT: another count, count 0,
+ * another root, dtype or op, HcclSend instead of the collective, or a
+ * send/receive pair with other dtypes): every rank must fail quickly with
+ * HCCL_E_PARA and a message that says what differs, not garbage or a hang. */
+static int run_mismatch(HcclComm comm, aclrtStream s, const char *what) {
   float x[64];
   for (int i = 0; i < 64; ++i) x[i] = 1.0f;
   double t0 = now_s();
-  if (g_rank == 0) HCCL_OK(HcclAllReduce(x, x, 10, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
-  else HCCL_OK(HcclAllReduce(x, x, 20, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+  int odd = g_rank == 0;
+  const HcclDataType f32 = HCCL_DATA_TYPE_FP32;
+  if (strcmp(what, "count") == 0) {
+    HCCL_OK(HcclAllReduce(x, x, odd ? 10 : 20, f32, HCCL_REDUCE_SUM, comm, s));
+  } else if (strcmp(what, "count0") == 0) {
+    HCCL_OK(HcclAllReduce(x, x, odd ? 0 : 8, f32, HCCL_REDUCE_SUM, comm, s));
+  } else if (strcmp(what, "bcastroot") == 0) {
+    HCCL_OK(HcclBroadcast(x, 8, f32, odd ? 0 : 1, comm, s));
+  } else if (strcmp(what, "reduceroot") == 0) {
+    HCCL_OK(HcclReduce(x, x, 8, f32, HCCL_REDUCE_SUM, odd ? 0 : 1, comm, s));
+  } else if (strcmp(what, "scatterroot") == 0) {
+    HCCL_OK(HcclScatter(x, x + 32, 4, f32, odd ? 0 : 1, comm, s));
+  } else if (strcmp(what, "dtype") == 0) {
+    HCCL_OK(HcclAllReduce(x, x, 8, odd ? HCCL_DATA_TYPE_INT32 : f32, HCCL_REDUCE_MAX, comm, s));
+  } else if (strcmp(what, "op") == 0) {
+    HCCL_OK(HcclAllReduce(x, x, 8, f32, odd ? HCCL_REDUCE_MAX : HCCL_REDUCE_SUM, comm, s));
+  } else if (strcmp(what, "send") == 0) {
+    if (odd) HCCL_OK(HcclSend(x, 8, f32, 1, comm, s));
+    else HCCL_OK(HcclAllReduce(x, x, 8, f32, HCCL_REDUCE_SUM, comm, s));
+  } else if (strcmp(what, "p2pdtype") == 0) {  /* ranks 0 and 1 only */
+    if (g_rank == 0) HCCL_OK(HcclSend(x, 8, f32, 1, comm, s));
+    if (g_rank == 1) HCCL_OK(HcclRecv(x, 8, HCCL_DATA_TYPE_INT32, 0, comm, s));
+    if (g_rank > 1) {
+      printf("rank %d: PASS mismatch detected (not involved)\n", g_rank);
+      return 0;
+    }
+  }
   aclError e = aclrtSynchronizeStream(s);
-  const char *msg = aclGetRecentErrMsg();
-  CHECK(e != ACL_SUCCESS, "mismatched counts were not detected");
-  CHECK(msg && (strstr(msg, "differs between ranks") || strstr(msg, "failed (")),
-        "message: %s", msg ? msg : "");
-  CHECK(now_s() - t0 < 5.0, "detection took %.1f s", now_s() - t0);
+  char msg_buf[2048];
+  snprintf(msg_buf, sizeof(msg_buf), "%s", aclGetRecentErrMsg());
+  const char *msg = msg_buf;
+  HcclResult ae = HCCL_SUCCESS;
+  HCCL_OK(HcclGetCommAsyncError(comm, &ae));
+  /* A send completes once its data is in the channel: the sender learns of
+   * the receiver's verdict through the communicator's async error. */
+  int sender = g_rank == 0 && (strcmp(what, "send") == 0 || strcmp(what, "p2pdtype") == 0);
+  while (sender && e == ACL_SUCCESS && ae == HCCL_SUCCESS && now_s() - t0 < 4.0) {
+    usleep(10000);
+    HCCL_OK(HcclGetCommAsyncError(comm, &ae));
+  }
+  if (sender && e == ACL_SUCCESS) {
+    e = ACL_ERROR_RT_PARAM_INVALID;  /* what it reported, through the async error */
+    msg = "";
+  }
+  CHECK(e != ACL_SUCCESS, "%s: the mismatch was not detected", what);
+  CHECK(ae == HCCL_E_PARA, "%s: async error %d, want HCCL_E_PARA", what, (int)ae);
+  CHECK(sender || strstr(msg, "differs between ranks") || strstr(msg, "send/recv") ||
+            strstr(msg, "HcclSend and HcclRecv"),
+        "%s: message: %s", what, msg);
+  CHECK(now_s() - t0 < 5.0, "%s: detection took %.1f s", what, now_s() - t0);
   printf("rank %d: mismatch -> %d: %s\n", g_rank, (int)e, msg ? msg : "");
   if (g_fail == 0) printf("rank %d: PASS mismatch detected\n", g_rank);
+  return g_fail != 0;
+}
+
+/* Rank 0 aborts while the others wait in a collective it never joins: they
+ * fail within about a second naming it, its own operations fail with
+ * HCCL_E_UNAVAIL, destroying is quick, and the survivors build a new
+ * communicator (root info through ROOTFILE.2) and carry on. */
+static int run_abort(HcclComm comm, aclrtStream s, const char *rootfile) {
+  float x[256];
+  for (int i = 0; i < 256; ++i) x[i] = 1.0f;
+  double t0 = now_s();
+  if (g_rank == 0) {
+    usleep(300000);
+    HCCL_OK(PyhcclCommAbort(comm));
+    HcclResult r = HcclAllReduce(x, x, 256, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s);
+    aclError e = r == HCCL_SUCCESS ? aclrtSynchronizeStream(s) : ACL_SUCCESS;
+    HcclResult ae = HCCL_SUCCESS;
+    HCCL_OK(HcclGetCommAsyncError(comm, &ae));
+    CHECK(r != HCCL_SUCCESS || e != ACL_SUCCESS, "an operation after the abort succeeded");
+    CHECK(ae == HCCL_E_UNAVAIL, "async error after abort %d, want HCCL_E_UNAVAIL", (int)ae);
+  } else {
+    HCCL_OK(HcclAllReduce(x, x, 256, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+    aclError e = aclrtSynchronizeStream(s);
+    const char *msg = aclGetRecentErrMsg();
+    CHECK(e != ACL_SUCCESS, "the abort was not noticed");
+    CHECK(strstr(msg, "rank 0 aborted") != NULL, "message: %s", msg);
+    CHECK(now_s() - t0 < 3.0, "noticing the abort took %.1f s", now_s() - t0);
+    printf("rank %d: abort noticed after %.2f s: %s\n", g_rank, now_s() - t0, msg);
+  }
+  double t1 = now_s();
+  HCCL_OK(HcclCommDestroy(comm));
+  CHECK(now_s() - t1 < 1.5, "HcclCommDestroy after the abort took %.1f s", now_s() - t1);
+  if (g_rank != 0) {  /* the survivors, ranks 1.. as ranks 0.. of a new communicator */
+    char path[4096];
+    snprintf(path, sizeof(path), "%s.2", rootfile);
+    int old_rank = g_rank, old_n = g_n;
+    g_rank -= 1;
+    g_n -= 1;
+    HcclComm again = make_comm(path, NULL, 0, 0);
+    HCCL_OK(HcclAllReduce(x, x, 256, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, again, s));
+    sync_ok(s, "allreduce among the survivors");
+    CHECK(x[0] == (float)g_n, "survivors' sum %f, want %d", x[0], g_n);
+    HCCL_OK(HcclCommDestroy(again));
+    g_rank = old_rank;
+    g_n = old_n;
+  }
+  if (g_fail == 0) printf("rank %d: PASS abort\n", g_rank);
+  return g_fail != 0;
+}
+
+/* One verdict: with a 2 s exec timeout, the last rank arrives 4 s late; the
+ * others time out; the late rank must fail too (it cannot succeed alone on
+ * data its peers gave up on), and the flight record shows the failed op. */
+static int run_late(HcclComm comm, aclrtStream s) {
+  float x[16];
+  for (int i = 0; i < 16; ++i) x[i] = 1.0f;
+  if (g_rank == g_n - 1) sleep(4);
+  HCCL_OK(HcclAllReduce(x, x, 16, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s));
+  aclError e = aclrtSynchronizeStream(s);
+  const char *msg = aclGetRecentErrMsg();
+  CHECK(e != ACL_SUCCESS, "the collective succeeded (late rank %d)", g_n - 1);
+  printf("rank %d: %s\n", g_rank, msg);
+  PyhcclOpRecord rec[8];
+  uint32_t n = 0;
+  HCCL_OK(PyhcclCommGetFlightRecord(comm, rec, 8, &n));
+  CHECK(n == 1 && rec[0].seq == 1 && rec[0].state == 3 && strcmp(rec[0].opName, "HcclAllReduce") == 0 &&
+            rec[0].count == 16 && rec[0].endUs >= rec[0].startUs && rec[0].startUs >= rec[0].enqueueUs,
+        "flight record: %u records, seq %llu state %d", n, n ? (unsigned long long)rec[0].seq : 0ull,
+        n ? rec[0].state : -1);
+  if (g_fail == 0) printf("rank %d: PASS late rank\n", g_rank);
   return g_fail != 0;
 }
 
@@ -1057,8 +1173,13 @@ int main(int argc, char **argv) {
   } else if (strcmp(mode, "timeout") == 0 || strcmp(mode, "kill") == 0) {
     rc = run_failure(comm, s, strcmp(mode, "kill") == 0);
     comm = NULL; /* destroyed there */
-  } else if (strcmp(mode, "mismatch") == 0) {
-    rc = run_mismatch(comm, s);
+  } else if (strcmp(mode, "abort") == 0) {
+    rc = run_abort(comm, s, rootfile);
+    comm = NULL; /* destroyed there */
+  } else if (strcmp(mode, "late") == 0) {
+    rc = run_late(comm, s);
+  } else if (strcmp(mode, "mismatch") == 0 && argc > 5) {
+    rc = run_mismatch(comm, s, argv[5]);
   } else if (strcmp(mode, "mismatch_v") == 0 && argc > 6) {
     rc = run_mismatch_v(comm, s, argv[5], argv[6]);
   } else if (strcmp(mode, "config") == 0 && argc > 5) {

@@ -79,6 +79,7 @@ Ctx::Ctx(Comm &c, const OpDesc &o)
       n(static_cast<int>(c.nranks)),
       es(dtype_size(o.dtype)) {
   const OpFacts &f = op_facts(o.kind);
+  algo = o.kind == OpKind::kSendRecv ? "p2p" : o.kind == OpKind::kBarrier ? "flat" : "pairwise";
   sig.kind = static_cast<uint32_t>(o.kind);
   sig.dtype = static_cast<uint32_t>(o.dtype);
   if (o.kind == OpKind::kSendRecv) return;  // each message carries its item's signature
@@ -101,7 +102,16 @@ HcclResult Ctx::fail(HcclResult code, const std::string &what) {
 }
 
 HcclResult Ctx::failed(HcclResult rc) {
-  if (err.mismatch) {
+  if (err.timeout && sig.seq != 0) {
+    // Who is behind: what the peer last sent, against where this rank is.
+    const OpSig &seen = err.last_seen;
+    std::string where = seen.seq == 0 && seen.kind == 0
+                            ? "no message from it yet"
+                            : "its last message was of collective #" + std::to_string(seen.seq) + " (" +
+                                  describe(seen) + ")";
+    err.what += "; rank " + std::to_string(err.peer) + ": " + where + ", this rank is at collective #" +
+                std::to_string(sig.seq) + " (" + describe(sig) + ")";
+  } else if (err.mismatch) {
     err.what = mismatch_text(err);
   } else if (err.size_mismatch && es > 0) {
     // The signatures agree, the sizes do not: counts that only one side knows.

@@ -35,6 +35,7 @@ class Ctx {
   const size_t es;  // element size of op.dtype
   OpSig sig;        // what every message of this operation carries
   WaitError err;    // filled by a failing batch / fail()
+  const char *algo = "";  // the algorithm that ran, for the flight record and the log
 
   // Fails the op with a message (read after "HcclXxx: ").
   HcclResult fail(HcclResult code, const std::string &what);
@@ -89,12 +90,23 @@ inline size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 // Zero bytes make it a barrier that compares signatures.
 HcclResult exchange(Ctx &x, const std::vector<int> &group, const void *mine, size_t bytes, void *out);
 
+// Flat algorithms (every rank messages every other) up to this many ranks.
+constexpr int kFlatRanks = 16;
+
 // Every rank, in order (the group of a flat exchange).
 std::vector<int> all_ranks(const Ctx &x);
 // Headers only: every rank compares signatures with every other (a barrier;
 // what a collective with count 0 still does, so a rank given another count
 // or operation is told rather than left waiting).
 HcclResult compare_signatures(Ctx &x);
+
+// Rooted collectives in one step where every pair of ranks exchanges a
+// message (so every rank compares signatures with every other, the root
+// included): posts, for every peer, a header-only message both ways, except
+// on the root's pairs, where `root_send(b, peer)` (at the root) and
+// `from_root(b)` (elsewhere) post the data messages instead.
+template <typename RootSend, typename FromRoot>
+HcclResult rooted_exchange(Ctx &x, int root, RootSend root_send, FromRoot from_root);
 
 // One function per collective; count 0 and one rank are handled inside.
 // Called on the stream's worker thread, ops in ticket order.
@@ -114,5 +126,21 @@ HcclResult run_host_call(Ctx &x);
 
 // Dispatches on op.kind.
 HcclResult run_op_algorithm(Ctx &x);
+
+template <typename RootSend, typename FromRoot>
+HcclResult rooted_exchange(Ctx &x, int root, RootSend root_send, FromRoot from_root) {
+  Batch b(x);
+  for (int k = 1; k < x.n; ++k) {
+    const int p = (x.me + k) % x.n;
+    if (x.me == root) {
+      root_send(b, p);
+    } else if (p != root) {
+      b.send(p, nullptr, 0);
+      b.recv(p, nullptr, 0);
+    }
+  }
+  if (x.me != root) from_root(b);
+  return b.run();
+}
 
 }  // namespace hccl

@@ -78,6 +78,8 @@ struct OpDesc {
   // V variants, copied at enqueue time (elements, nRanks entries each).
   std::vector<uint64_t> send_counts, send_displs, recv_counts, recv_displs;
   std::vector<P2pItem> items;
+  // Keep mapped device memory of the buffers mapped until the op has run.
+  std::vector<std::shared_ptr<const void>> pins;
   // Symmetric windows registered when the op was enqueued (null: none).
   std::shared_ptr<const WindowSet> windows;
   // Host calls (kSymWinRegister, ...): what runs in the op's turn.

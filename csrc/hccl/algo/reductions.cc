@@ -17,27 +17,25 @@ namespace hccl {
 namespace {
 
 // Every rank's buffer to every rank (or to the root), reduced in rank order.
+// For Reduce every other pair exchanges headers in the same step, so that a
+// rank that disagrees about the root is told, on every rank.
 HcclResult flat_reduce(Ctx &x, const char *in, char *out, size_t count, int root) {
   const size_t bytes = count * x.es;
   std::vector<const void *> srcs(x.n);
-  if (root < 0) {
-    std::vector<char> all(bytes * x.n);
-    HcclResult rc = exchange(x, all_ranks(x), in, bytes, all.data());
-    if (rc != HCCL_SUCCESS) return rc;
-    for (int p = 0; p < x.n; ++p) srcs[p] = p == x.me ? in : all.data() + p * bytes;
-    reduce(x.op.dtype, x.op.op, out, srcs.data(), x.n, count);
-    return HCCL_SUCCESS;
-  }
-  Batch b(x);
-  if (x.me != root) {
-    b.send(root, in, bytes);
-    return b.run();
-  }
-  std::vector<char> all(bytes * x.n);
-  for (int p = 0; p < x.n; ++p)
-    if (p != x.me) b.recv(p, all.data() + p * bytes, bytes);
-  HcclResult rc = b.run();
-  if (rc != HCCL_SUCCESS) return rc;
+  std::vector<char> all(root < 0 || root == x.me ? bytes * x.n : 0);
+  HcclResult rc = root < 0
+      ? exchange(x, all_ranks(x), in, bytes, all.data())
+      : rooted_exchange(
+            x, root,
+            [&](Batch &b, int p) {
+              b.send(p, nullptr, 0);
+              b.recv(p, all.data() + p * bytes, bytes);
+            },
+            [&](Batch &b) {
+              b.recv(root, nullptr, 0);
+              b.send(root, in, bytes);
+            });
+  if (rc != HCCL_SUCCESS || (root >= 0 && root != x.me)) return rc;
   for (int p = 0; p < x.n; ++p) srcs[p] = p == x.me ? in : all.data() + p * bytes;
   reduce(x.op.dtype, x.op.op, out, srcs.data(), x.n, count);
   return HCCL_SUCCESS;
@@ -59,7 +57,8 @@ HcclResult reduce_common(Ctx &x, Coll c, const char *in, char *out, size_t count
     if (ok) return direct_all_reduce(x, v, count, root);
   }
   Algo a = select_algo(x, c, bytes);
-  if (a == Algo::kFlat) return flat_reduce(x, in, out, count, root);
+  x.algo = algo_name(a);
+  if (a == Algo::kFlat && (root < 0 || x.n <= kFlatRanks)) return flat_reduce(x, in, out, count, root);
   if (a == Algo::kDirect) {
     bool ok = false;
     PeerViews v;
@@ -69,7 +68,11 @@ HcclResult reduce_common(Ctx &x, Coll c, const char *in, char *out, size_t count
     if (ok) return direct_all_reduce(x, v, count, root);
     a = Algo::kHier;  // host memory somewhere: the copying path (one host, so hier works)
   }
-  if (root >= 0) return tree_reduce(x, in, out, count, root);
+  if (root >= 0) {
+    x.algo = "tree";
+    return tree_reduce(x, in, out, count, root);
+  }
+  x.algo = algo_name(a);
   return hier_all_reduce(x, Groups(x, a == Algo::kRing), in, out, count);
 }
 
@@ -102,6 +105,7 @@ HcclResult run_reduce_scatter(Ctx &x) {
     if (ok) return direct_reduce_scatter(x, v, out, count);
   }
   Algo a = select_algo(x, Coll::kReduceScatter, count * x.es * x.n);
+  x.algo = algo_name(a);
   if (a == Algo::kDirect) {
     bool ok = false;
     PeerViews v;
@@ -109,6 +113,7 @@ HcclResult run_reduce_scatter(Ctx &x) {
     if (rc != HCCL_SUCCESS) return rc;
     if (ok) return direct_reduce_scatter(x, v, out, count);
     a = Algo::kHier;  // direct is only chosen on one host, where hier always works
+    x.algo = algo_name(a);
   }
   return hier_reduce_scatter(x, Groups(x, a == Algo::kRing), in, out, count);
 }
@@ -130,6 +135,7 @@ HcclResult run_all_gather(Ctx &x) {
     if (ok) return direct_all_gather(x, v, out, count);
   }
   Algo a = select_algo(x, Coll::kAllGather, count * x.es * x.n);
+  x.algo = algo_name(a);
   if (a == Algo::kDirect) {
     bool ok = false;
     PeerViews v;
@@ -137,6 +143,7 @@ HcclResult run_all_gather(Ctx &x) {
     if (rc != HCCL_SUCCESS) return rc;
     if (ok) return direct_all_gather(x, v, out, count);
     a = Algo::kHier;
+    x.algo = algo_name(a);
   }
   return hier_all_gather(x, Groups(x, a == Algo::kRing), in, out, count);
 }

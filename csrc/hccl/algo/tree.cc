@@ -70,6 +70,7 @@ HcclResult run_broadcast(Ctx &x) {
     if (ok) return direct_broadcast(x, v, buf, bytes, root);
   }
   if (select_algo(x, Coll::kBroadcast, bytes) == Algo::kDirect) {
+    x.algo = "direct";
     bool ok = false;
     PeerViews v;
     bool is_root = x.me == root;
@@ -77,7 +78,23 @@ HcclResult run_broadcast(Ctx &x) {
     if (rc != HCCL_SUCCESS) return rc;
     if (ok) return direct_broadcast(x, v, buf, bytes, root);
   }
-  Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min);
+  const bool chain = bytes >= x.comm.tuning.chain_min;
+  x.algo = chain ? "chain" : x.n <= kFlatRanks ? "flat" : "star";
+  if (!chain && x.n <= kFlatRanks)  // one step, every pair compares signatures
+    return rooted_exchange(
+        x, root,
+        [&](Batch &b, int p) {
+          b.send(p, buf, bytes);
+          b.recv(p, nullptr, 0);
+        },
+        [&](Batch &b) {
+          b.recv(root, buf, bytes);
+          b.send(root, nullptr, 0);
+        });
+  // A tree does not bring every pair together: agree on the signature first.
+  HcclResult rc = compare_signatures(x);
+  if (rc != HCCL_SUCCESS) return rc;
+  Tree t = make_tree(x, root, chain);
   Batch b(x);
   Dep got;
   if (t.parent >= 0) got.region = b.recv(t.parent, buf, bytes);
@@ -87,6 +104,8 @@ HcclResult run_broadcast(Ctx &x) {
 
 HcclResult tree_reduce(Ctx &x, const char *in, char *out, size_t count, int root) {
   const size_t bytes = count * x.es;
+  HcclResult rc = compare_signatures(x);  // a tree does not bring every pair together
+  if (rc != HCCL_SUCCESS) return rc;
   Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min);
   std::vector<char> tmp(x.me != root && !t.children.empty() ? bytes : 0);
   char *acc = x.me == root ? out : tmp.data();

@@ -17,7 +17,37 @@ bool byte_size(uint64_t elems, HcclDataType dt, uint64_t *bytes) {
 
 }  // namespace
 
+namespace {
+
+// Pins of the mapped device memory the current call's buffers lie in: taken
+// by the checks, handed to the operation by enqueue_op (take_pins), so that
+// aclrtUnmapMem refuses to pull memory from under a queued collective.
+thread_local std::vector<std::shared_ptr<const void>> t_pins;
+
+// A range that starts in device memory must end inside its allocation.
+HcclResult check_device_range(const void *p, size_t bytes, const char *api, const char *arg) {
+  if (bytes == 0 || p == nullptr) return HCCL_SUCCESS;
+  uint64_t avail = 0;
+  if (hostrt::locate_memory(p, bytes, nullptr, &avail) == hostrt::MemKind::kOutOfBounds) {
+    hostrt::set_error("%s: %s spans %zu bytes but its device allocation (or mapping) has %llu "
+                      "bytes from there",
+                      api, arg, bytes, static_cast<unsigned long long>(avail));
+    return HCCL_E_PARA;
+  }
+  if (std::shared_ptr<const void> pin = hostrt::pin_memory(p, bytes)) t_pins.push_back(std::move(pin));
+  return HCCL_SUCCESS;
+}
+
+}  // namespace
+
+std::vector<std::shared_ptr<const void>> take_pins() {
+  std::vector<std::shared_ptr<const void>> out;
+  out.swap(t_pins);
+  return out;
+}
+
 HcclResult check_comm(HcclComm comm, const char *api, std::shared_ptr<Comm> *out) {
+  t_pins.clear();  // every entry point starts here
   if (comm == nullptr) {
     hostrt::set_error("%s: comm is NULL", api);
     return HCCL_E_PTR;
@@ -38,9 +68,12 @@ HcclResult check_ptr(const void *p, const char *api, const char *arg) {
 }
 
 HcclResult check_dtype(HcclDataType dt, const char *api, const char *arg) {
+  return check_dtype_raw(static_cast<int32_t>(dt), api, arg);
+}
+
+HcclResult check_dtype_raw(int32_t v, const char *api, const char *arg) {
   // Every type the headers define moves (collectives that only copy bytes);
   // which of them reduce is check_reduction's business.
-  int v = static_cast<int>(dt);
   if (known_dtype(v)) return HCCL_SUCCESS;
   hostrt::set_error("%s: %s (%d) is not an HcclDataType", api, arg, v);
   return HCCL_E_PARA;
@@ -79,7 +112,7 @@ HcclResult check_buffer(const void *p, uint64_t count, uint64_t parts, HcclDataT
                       static_cast<unsigned long long>(count));
     return HCCL_E_PTR;
   }
-  return HCCL_SUCCESS;
+  return check_device_range(p, *bytes, api, arg);
 }
 
 HcclResult check_rank(uint32_t rank, uint32_t nranks, const char *api, const char *arg) {
@@ -128,7 +161,7 @@ HcclResult check_extent(const void *buf, const std::vector<uint64_t> &counts,
     hostrt::set_error("%s: %s is NULL but its counts are not all 0", api, arg);
     return HCCL_E_PTR;
   }
-  return HCCL_SUCCESS;
+  return check_device_range(buf, *bytes, api, arg);
 }
 
 }  // namespace hccl

@@ -19,6 +19,10 @@
 
 namespace hccl {
 
+// The pins on mapped device memory that this thread's call checked (its
+// buffers), for the operation to keep until it has run.
+std::vector<std::shared_ptr<const void>> take_pins();
+
 // A live communicator of this process: E_PTR when NULL, E_PARA when stale.
 HcclResult check_comm(HcclComm comm, const char *api, std::shared_ptr<Comm> *out);
 // An output or input pointer that must not be NULL (E_PTR).
@@ -26,10 +30,13 @@ HcclResult check_ptr(const void *p, const char *api, const char *arg);
 // A dtype collectives move: every HcclDataType the headers define (0..12,
 // 14..17); E_PARA for any other value.
 HcclResult check_dtype(HcclDataType dt, const char *api, const char *arg = "dataType");
+// The same for a raw integer read from memory (not yet known to be a valid enum).
+HcclResult check_dtype_raw(int32_t v, const char *api, const char *arg);
 // A dtype/op pair the reduction kernels handle.
 HcclResult check_reduction(HcclDataType dt, HcclReduceOp op, const char *api);
 // A buffer of count * parts elements of dt: NULL only when it is empty;
-// *bytes = its size (E_PARA on overflow). dt must have been checked.
+// *bytes = its size (E_PARA on overflow, or when it starts in device memory
+// and runs past the allocation). dt must have been checked.
 HcclResult check_buffer(const void *p, uint64_t count, uint64_t parts, HcclDataType dt,
                         const char *api, const char *arg, size_t *bytes);
 // A rank argument (root, destRank, ...) below nranks.

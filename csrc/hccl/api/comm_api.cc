@@ -105,7 +105,7 @@ HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError) {
   std::shared_ptr<Comm> c;
   HCCL_TRY(hccl::check_comm(comm, "HcclGetCommAsyncError", &c));
   HCCL_TRY(hccl::check_ptr(asyncError, "HcclGetCommAsyncError", "asyncError"));
-  *asyncError = c->error(nullptr);
+  *asyncError = c->poll_error(nullptr);
   return HCCL_SUCCESS;
 }
 
@@ -118,7 +118,7 @@ HcclResult HcclCommGetStatus(const char *commId, HcclCommStatus *status) {
     hostrt::set_error("%s: no live communicator named \"%.128s\" in this process", api, commId);
     return HCCL_E_NOT_FOUND;
   }
-  *status = c->error(nullptr) == HCCL_SUCCESS ? HCCL_COMM_STATUS_READY : HCCL_COMM_STATUS_INVALID;
+  *status = c->poll_error(nullptr) == HCCL_SUCCESS ? HCCL_COMM_STATUS_READY : HCCL_COMM_STATUS_INVALID;
   return HCCL_SUCCESS;
 }
 

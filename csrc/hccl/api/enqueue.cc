@@ -1,8 +1,11 @@
 #include "hccl/api/enqueue.h"
 
+#include "hccl/api/checks.h"
+
 #include <string>
 #include <vector>
 
+#include "common/env.h"
 #include "runtime/hostrt.h"
 
 namespace hccl {
@@ -58,9 +61,22 @@ HcclResult resolve(const Comm &comm, aclrtStream stream, const char *api,
   return HCCL_SUCCESS;
 }
 
+// PYHCCL_LAUNCH_BLOCKING=1: every call waits for its operation, so an error
+// is returned by the call that caused it (like CUDA_LAUNCH_BLOCKING).
+HcclResult wait_if_blocking(Comm &comm, hostrt::Stream *s, const char *api) {
+  static const bool blocking = common::env_int("PYHCCL_LAUNCH_BLOCKING", 0, 0, 1) == 1;
+  if (!blocking) return HCCL_SUCCESS;
+  hostrt::stream_wait_idle(s, INT64_MAX);
+  std::string why;
+  HcclResult failed = comm.error(&why);
+  if (failed != HCCL_SUCCESS) hostrt::set_error("%s: %s", api, why.c_str());
+  return failed;
+}
+
 }  // namespace
 
 HcclResult enqueue_op(const std::shared_ptr<Comm> &comm, aclrtStream stream, OpDesc op) {
+  op.pins = take_pins();
   {
     // The symmetric windows registered by now (comm/window.h) go with the op.
     std::lock_guard<std::mutex> lock(comm->mu);
@@ -80,7 +96,9 @@ HcclResult enqueue_op(const std::shared_ptr<Comm> &comm, aclrtStream stream, OpD
     return HCCL_SUCCESS;
   }
   // `s` keeps the stream alive while the task is pushed.
-  return comm_submit(comm, s.get(), std::move(op));
+  const char *api = op.api;
+  r = comm_submit(comm, s.get(), std::move(op));
+  return r == HCCL_SUCCESS ? wait_if_blocking(*comm, s.get(), api) : r;
 }
 
 HcclResult group_start() {
@@ -129,6 +147,10 @@ HcclResult group_end() {
   HcclResult first = HCCL_SUCCESS;
   for (Pending &p : merged) {
     HcclResult r = comm_submit(p.comm, p.stream.get(), std::move(p.op));
+    if (first == HCCL_SUCCESS) first = r;
+  }
+  for (Pending &p : merged) {
+    HcclResult r = wait_if_blocking(*p.comm, p.stream.get(), "HcclGroupEnd");
     if (first == HCCL_SUCCESS) first = r;
   }
   return first;

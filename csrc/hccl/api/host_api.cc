@@ -1,5 +1,7 @@
 // pyhccl's own extensions (include/hccl/hccl_host.h).
+#include <cstdio>
 #include <cstring>
+#include <vector>
 #include <string>
 
 #include "hccl/api/checks.h"
@@ -64,6 +66,48 @@ HcclResult PyhcclCommGetTransport(HcclComm comm, uint32_t peer, char *name, uint
   HCCL_TRY(hccl::check_ptr(name, api, "name"));
   HCCL_TRY(hccl::check_rank(peer, c->nranks, api, "peer"));
   return copy_name(c->engine->conn(static_cast<int>(peer)).kind(), name, nameLen, api);
+}
+
+HcclResult PyhcclCommGetFlightRecord(HcclComm comm, PyhcclOpRecord *records, uint32_t capacity,
+                                     uint32_t *count) {
+  const char *api = "PyhcclCommGetFlightRecord";
+  std::shared_ptr<Comm> c;
+  HCCL_TRY(hccl::check_comm(comm, api, &c));
+  HCCL_TRY(hccl::check_ptr(count, api, "count"));
+  if (capacity > 0) HCCL_TRY(hccl::check_ptr(records, api, "records"));
+  std::vector<hccl::OpRecord> all = c->flight.snapshot();
+  size_t first = all.size() > capacity ? all.size() - capacity : 0;  // the newest fit
+  *count = static_cast<uint32_t>(all.size() - first);
+  for (size_t i = first; i < all.size(); ++i) {
+    const hccl::OpRecord &r = all[i];
+    PyhcclOpRecord &o = records[i - first];
+    std::memset(&o, 0, sizeof(o));
+    o.seq = r.seq;
+    std::snprintf(o.opName, sizeof(o.opName), "%s", r.api);
+    o.count = r.count;
+    o.dataType = r.dtype;
+    o.root = r.root;
+    o.reduceOp = r.op;
+    o.state = static_cast<int32_t>(r.state);
+    o.enqueueUs = r.enqueue_ns / 1e3;
+    o.startUs = r.start_ns / 1e3;
+    o.endUs = r.end_ns / 1e3;
+    std::snprintf(o.algorithm, sizeof(o.algorithm), "%s", r.algo);
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclResult PyhcclCommAbort(HcclComm comm) {
+  std::shared_ptr<Comm> c;
+  HCCL_TRY(hccl::check_comm(comm, "PyhcclCommAbort", &c));
+  // Peers learn who aborted (first notice wins); this rank's operations get
+  // their own, distinct error.
+  const std::string peers_see = "rank " + std::to_string(c->rank) + " aborted the communicator";
+  c->engine->notify_failure(HCCL_E_REMOTE, peers_see, c->op_seq + 1);
+  const std::string here = "the communicator was aborted on this rank (PyhcclCommAbort)";
+  c->fail(HCCL_E_UNAVAIL, here);
+  c->engine->interrupt(HCCL_E_UNAVAIL, here);
+  return HCCL_SUCCESS;
 }
 
 }  // extern "C"

@@ -1,6 +1,9 @@
 // Point-to-point entry points and groups. A send completes once its data is
 // in the pair's channel (small messages do not wait for the receiver); use
 // HcclBatchSendRecv or a group for exchanges that must progress together.
+#include <cstdio>
+#include <cstring>
+
 #include "hccl/api/checks.h"
 #include "hccl/api/enqueue.h"
 #include "hccl/hccl.h"
@@ -49,13 +52,19 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, H
   for (uint32_t i = 0; i < itemNum; ++i) {
     const HcclSendRecvItem &it = sendRecvInfo[i];
     char arg[64];
-    if (it.sendRecvType != HCCL_SEND && it.sendRecvType != HCCL_RECV) {
+    // The enums are read as raw integers first: loading an out-of-range value
+    // through the enum type is undefined behaviour (UBSan's -fsanitize=enum).
+    int32_t type_raw, dtype_raw;
+    static_assert(sizeof(it.sendRecvType) == 4 && sizeof(it.dataType) == 4, "enums are 32-bit");
+    std::memcpy(&type_raw, &it.sendRecvType, sizeof(type_raw));
+    std::memcpy(&dtype_raw, &it.dataType, sizeof(dtype_raw));
+    if (type_raw != HCCL_SEND && type_raw != HCCL_RECV) {
       hostrt::set_error("%s: sendRecvInfo[%u].sendRecvType (%d) is neither HCCL_SEND nor HCCL_RECV",
-                        api, i, static_cast<int>(it.sendRecvType));
+                        api, i, type_raw);
       return HCCL_E_PARA;
     }
     std::snprintf(arg, sizeof(arg), "sendRecvInfo[%u].dataType", i);
-    HCCL_TRY(hccl::check_dtype(it.dataType, api, arg));
+    HCCL_TRY(hccl::check_dtype_raw(dtype_raw, api, arg));
     std::snprintf(arg, sizeof(arg), "sendRecvInfo[%u].buf", i);
     size_t bytes;
     HCCL_TRY(hccl::check_buffer(it.buf, it.count, 1, it.dataType, api, arg, &bytes));

@@ -16,6 +16,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <chrono>
 #include <string>
 
 #include "hccl/hccl_types.h"
@@ -63,6 +64,11 @@ HcclResult bootstrap_fail(Bootstrap *bs, HcclResult code, const std::string &msg
 // The connection's descriptor, to poll for the root's verdict while doing
 // something else (it turns readable when the job failed); -1 if none.
 int bootstrap_fd(const Bootstrap *bs);
+// When this process serves the rendezvous of `root` (it called
+// HcclGetRootInfo): waits, at most `limit`, until every rank got the job's
+// verdict and left, so that a failing root process does not take the
+// verdict with it when it exits.
+void bootstrap_linger(const RootInfoView &root, std::chrono::milliseconds limit);
 // Leaves the rendezvous and frees the handle (nullptr is fine).
 void bootstrap_close(Bootstrap *bs);
 

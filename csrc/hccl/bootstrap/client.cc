@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "hccl/bootstrap/bootstrap.h"
+#include "hccl/bootstrap/server.h"
 #include "hccl/bootstrap/wire.h"
 #include "hccl/net/socket.h"
 #include "runtime/hostrt.h"
@@ -116,13 +117,19 @@ HcclResult connect_impl(const RootInfoView &root, uint32_t nranks, uint32_t rank
   Clock::time_point deadline = Clock::now() + std::chrono::seconds(timeout);
   HcclResult r = HCCL_SUCCESS;
   int err = 0;
-  bs->fd = net::dial(sa, deadline, &err);
+  // The root listens before it hands out a root info: refusals mean it has
+  // gone (or served its communicator already), not that it is late.
+  bs->fd = net::dial(sa, deadline, &err, std::chrono::seconds(3));
   if (bs->fd < 0) {
     std::string why = bsnet::errno_text(err);
-    r = bs->fail(err == ECONNREFUSED ? HCCL_E_TCP_CONNECT : HCCL_E_TIMEOUT,
-                 "rank " + std::to_string(rank) + " could not connect to the root at " + bs->where + " within " +
-                     std::to_string(timeout) + " s: " + why +
-                     (err == ECONNREFUSED ? " (is the root process alive? a root info serves one communicator)" : ""));
+    if (err == ECONNREFUSED)
+      r = bs->fail(HCCL_E_TCP_CONNECT, "rank " + std::to_string(rank) + " could not connect to the root at " +
+                                           bs->where + ": " + why +
+                                           " (the root process has exited, or its root info was used "
+                                           "already: a root info serves one communicator)");
+    else
+      r = bs->fail(HCCL_E_TIMEOUT, "rank " + std::to_string(rank) + " could not connect to the root at " +
+                                       bs->where + " within " + std::to_string(timeout) + " s: " + why);
     delete bs;
     return r;
   }
@@ -267,6 +274,10 @@ HcclResult bootstrap_fail(Bootstrap *bs, HcclResult code, const std::string &msg
 }
 
 int bootstrap_fd(const Bootstrap *bs) { return bs == nullptr ? -1 : bs->fd; }
+
+void bootstrap_linger(const RootInfoView &root, std::chrono::milliseconds limit) {
+  bsnet::wait_server(job_id_hex(root), limit);
+}
 
 void bootstrap_close(Bootstrap *bs) {
   if (bs == nullptr) return;

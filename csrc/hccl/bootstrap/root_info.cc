@@ -76,6 +76,7 @@ HcclResult root_info_create(void *out_blob, size_t blob_bytes) {
   cfg.listen_fd = fd;
   std::memcpy(cfg.secret, view.secret, sizeof(cfg.secret));
   cfg.where = bound.str();
+  cfg.job = job_id_hex(view);
   cfg.join_timeout_s = connect_timeout_s();
   cfg.idle_timeout_s = std::max(connect_timeout_s(), exec_timeout_s());
   r = bsnet::start_server(cfg);

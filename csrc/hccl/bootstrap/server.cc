@@ -13,6 +13,9 @@
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <condition_variable>
+#include <mutex>
+#include <set>
 #include <thread>
 
 #include "hccl/bootstrap/server_impl.h"
@@ -102,16 +105,18 @@ void Server::accept_all() {
       return;
     }
     size_t pending = 0;
-    for (const Conn &c : conns_) pending += (c.fd >= 0 && c.state == Conn::kPending);
-    if (pending >= kMaxPending) {
-      close_fd(fd);
-      continue;
+    Conn *oldest = nullptr;
+    for (Conn &c : conns_) {
+      if (c.fd < 0 || c.state != Conn::kPending) continue;
+      ++pending;
+      if (oldest == nullptr || c.deadline < oldest->deadline) oldest = &c;
     }
+    if (pending >= kMaxPending && oldest != nullptr) drop(*oldest);
     set_nodelay(fd);
     Conn c;
     c.fd = fd;
     c.peer = sa.str();
-    c.deadline = Clock::now() + std::chrono::seconds(cfg_.join_timeout_s);
+    c.deadline = Clock::now() + kHelloDeadline;
     conns_.push_back(std::move(c));
   }
 }
@@ -278,20 +283,46 @@ Clock::time_point Server::next_deadline() const {
 
 using srv::Server;
 
+namespace {
+
+// Jobs whose server runs in this process (never destroyed: threads may end after exit starts).
+std::mutex *g_running_mu = new std::mutex;
+std::condition_variable *g_running_cv = new std::condition_variable;
+std::set<std::string> *g_running = new std::set<std::string>;
+
+}  // namespace
+
+void wait_server(const std::string &job, std::chrono::milliseconds limit) {
+  std::unique_lock<std::mutex> lock(*g_running_mu);
+  g_running_cv->wait_for(lock, limit, [&] { return g_running->count(job) == 0; });
+}
+
 HcclResult start_server(const ServerConfig &cfg) {
   Server *server = nullptr;
   try {
     server = new Server(cfg);  // owns the listen socket from here on
-    std::thread([server]() {
+    {
+      std::lock_guard<std::mutex> lock(*g_running_mu);
+      g_running->insert(cfg.job);
+    }
+    std::thread([server, job = cfg.job]() {
       std::unique_ptr<Server> s(server);
       try {
         s->run();
       } catch (const std::exception &e) {
         std::fprintf(stderr, "pyhccl bootstrap (root %s): server stopped: %s\n", s->where().c_str(), e.what());
       }
+      s.reset();
+      std::lock_guard<std::mutex> lock(*g_running_mu);
+      g_running->erase(job);
+      g_running_cv->notify_all();
     }).detach();
     return HCCL_SUCCESS;
   } catch (const std::exception &e) {
+    {
+      std::lock_guard<std::mutex> lock(*g_running_mu);
+      g_running->erase(cfg.job);
+    }
     if (server != nullptr)
       delete server;
     else

@@ -19,7 +19,12 @@ namespace srv {
 using Buffer = std::shared_ptr<const std::vector<uint8_t>>;
 constexpr auto kLinger = std::chrono::seconds(2);  // to flush errors before closing
 constexpr int kMaxLoggedRefusals = 8;
-constexpr size_t kMaxPending = 1024;  // connections that have not said hello yet
+// Connections that have not said hello yet: at most this many (well below a
+// process's usual fd limit), each for at most kHelloDeadline; when full, the
+// oldest is dropped for the newcomer, so idle connections cannot keep real
+// ranks out.
+constexpr size_t kMaxPending = 64;
+constexpr auto kHelloDeadline = std::chrono::seconds(1);
 
 struct Conn {
   enum State { kPending, kJoined, kBye, kClosing };

@@ -29,20 +29,30 @@ Comm::~Comm() {
   bootstrap_close(bootstrap);
 }
 
-void Comm::fail(HcclResult code, const std::string &msg) {
+void Comm::fail(HcclResult code, const std::string &msg, uint64_t seq) {
   {
     std::lock_guard<std::mutex> lock(mu);
     if (async_error != HCCL_SUCCESS) return;
     async_error = code;
     async_msg = msg;
   }
-  if (engine) engine->notify_failure(code, msg);
+  cv.notify_all();  // operations waiting for their turn fail now
+  if (engine) engine->notify_failure(code, msg, seq != 0 ? seq : op_seq + 1);
 }
 
 HcclResult Comm::error(std::string *msg) {
   std::lock_guard<std::mutex> lock(mu);
   if (msg != nullptr) *msg = async_msg;
   return async_error;
+}
+
+HcclResult Comm::poll_error(std::string *msg) {
+  // A peer's failure is this communicator's too (one verdict on every rank),
+  // even while this rank has nothing running.
+  WaitError e;
+  if (error(nullptr) == HCCL_SUCCESS && engine && engine->peer_failure(&e))
+    fail(e.code, e.what, e.failed_seq);
+  return error(msg);
 }
 
 HcclComm comm_register(std::shared_ptr<Comm> comm) {
@@ -80,14 +90,22 @@ HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api) {
   // exec timeout once it starts). If it does not drain in time (a stream held
   // up by something else), ops that start later fail fast, and the resources
   // go with the last task's reference.
+  // A failed communicator's operations only need to notice: interrupt them,
+  // so that destroying it takes moments, not the exec timeout.
+  const bool failed = comm->poll_error(nullptr) != HCCL_SUCCESS;
+  if (failed && comm->engine)
+    comm->engine->interrupt(HCCL_E_REMOTE, "the communicator failed and is being destroyed");
   std::unique_lock<std::mutex> lock(comm->mu);
-  // In 64 bits: hcclExecTimeOut may be as large as INT32_MAX.
-  const long long limit_s = static_cast<long long>(comm->settings.exec_timeout_s) + 10;
+  // In 64 bits: hcclExecTimeOut may be as large as INT32_MAX. Queued
+  // operations of a failed communicator hold it until they run (and fail at
+  // once): no need to wait for them.
+  const long long limit_s =
+      failed ? 1 : static_cast<long long>(comm->settings.exec_timeout_s) + 10;
   auto limit = std::chrono::seconds(limit_s);
   bool drained = comm->cv.wait_for(lock, limit, [&] { return comm->in_flight == 0; });
   comm->destroyed = true;
   lock.unlock();
-  if (!drained) {
+  if (!drained && !failed) {
     hostrt::set_error("%s: operations of the communicator did not finish within %lld s; "
                       "it was destroyed anyway", api, limit_s);
     return HCCL_E_TIMEOUT;

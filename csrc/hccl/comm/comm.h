@@ -18,6 +18,7 @@
 #include "hccl/algo/op.h"
 #include "hccl/algo/tuning.h"
 #include "hccl/comm/config.h"
+#include "hccl/comm/flight.h"
 #include "hccl/comm/topology.h"
 #include "hccl/hccl_types.h"
 #include "runtime/hostrt.h"
@@ -43,7 +44,8 @@ class Comm {
   Bootstrap *bootstrap = nullptr;
   std::unique_ptr<Engine> engine;  // connections to every peer
   bool single_copy_ok = false;  // every rank can map its local peers' device memory
-  uint64_t op_seq = 0;          // collectives run so far (touched only by the running op)
+  std::atomic<uint64_t> op_seq{0};  // collectives started so far
+  FlightRecorder flight{64};        // the last operations, for post-mortems
 
   // ---- ordering and state (all under mu) ----
   std::mutex mu;
@@ -58,9 +60,13 @@ class Comm {
   std::shared_ptr<const WindowSet> windows;  // symmetric windows (comm/window.h); null: none
 
   HcclComm handle() const { return reinterpret_cast<HcclComm>(id); }
-  // Records the first asynchronous failure and tells every peer.
-  void fail(HcclResult code, const std::string &msg);
+  // Records the first asynchronous failure, in collective `seq` (0: the
+  // next one), and tells every peer.
+  void fail(HcclResult code, const std::string &msg, uint64_t seq = 0);
   HcclResult error(std::string *msg);
+  // The same, after looking whether a peer reported a failure (or died): a
+  // few syscalls, so not for every operation.
+  HcclResult poll_error(std::string *msg);
 };
 
 // ---- registry of live communicators ----

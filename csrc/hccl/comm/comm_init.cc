@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "common/env.h"
+#include "common/log.h"
 #include "hccl/bootstrap/bootstrap.h"
 #include "hccl/comm/comm.h"
 #include "hccl/comm/setup_info.h"
@@ -32,6 +33,48 @@ void copy_str(char *dst, size_t cap, const std::string &s) { std::snprintf(dst, 
 // Fails set-up for every rank with this rank's message.
 HcclResult fail_setup(Comm &c, HcclResult code, const std::string &why) {
   return bootstrap_fail(c.bootstrap, code, "rank " + std::to_string(c.rank) + ": " + why);
+}
+
+// Ranks of one communicator on one host should each have their own device.
+void warn_shared_devices(const Comm &c, const std::vector<RankInfo> &info) {
+  for (int p : c.topo.local(c.rank))
+    if (p < static_cast<int>(c.rank) && info[p].device == info[c.rank].device) {
+      PYHCCL_LOG(common::kWarning, "HCCL",
+                 "%s: ranks %d and %u both use device %d on host %s (give each rank its own "
+                 "device: aclrtSetDevice, or pyhccl.set_device)",
+                 c.name.c_str(), p, c.rank, info[c.rank].device,
+                 c.topo.host_names[c.topo.host_of[c.rank]].c_str());
+      return;
+    }
+}
+
+// One line per communicator at info level: who is where, which transports, what tuning.
+void log_setup(const Comm &c, const RankInfo &tuning) {
+  if (!PYHCCL_LOG_ON(common::kInfo)) return;
+  int shm = 0, tcp = 0;
+  for (uint32_t p = 0; p < c.nranks; ++p) {
+    std::string kind = c.engine->conn(static_cast<int>(p)).kind();
+    shm += kind == "shm";
+    tcp += kind == "tcp";
+  }
+  std::string hosts;
+  for (int h = 0; h < c.topo.nhosts(); ++h)
+    hosts += (h ? ", " : "") + c.topo.host_names[h] + " x" + std::to_string(c.topo.hosts[h].size());
+  std::string forced;
+  for (int k = 0; k < static_cast<int>(Coll::kCount); ++k) {
+    Algo a = c.tuning.forced_for(static_cast<Coll>(k), c.topo.nhosts() > 1);
+    if (a != Algo::kAuto) forced += std::string(forced.empty() ? "" : ",") + coll_key(static_cast<Coll>(k)) + ":" + algo_name(a);
+  }
+  PYHCCL_LOG(common::kInfo, "HCCL",
+             "%s: rank %u of %u on device %d; %d host(s): %s; shm to %d peer(s) (%u x %llu B FIFOs), "
+             "tcp to %d peer(s) (%u sockets each); algorithms: %s; flat up to %llu B, single copy "
+             "from %llu B, chunks of %llu B",
+             c.name.c_str(), c.rank, c.nranks, c.device, c.topo.nhosts(), hosts.c_str(), shm,
+             tuning.slots, static_cast<unsigned long long>(tuning.slot_bytes), tcp,
+             tuning.sockets_per_peer, forced.empty() ? "automatic" : forced.c_str(),
+             static_cast<unsigned long long>(c.tuning.flat_bytes),
+             static_cast<unsigned long long>(c.tuning.single_copy_min),
+             static_cast<unsigned long long>(c.tuning.chunk_bytes));
 }
 
 // Round 2: shared memory between the ranks of each host.
@@ -150,15 +193,37 @@ HcclResult setup_tcp(Comm &c, const std::vector<RankInfo> &info, const RootInfoV
 
 }  // namespace
 
+namespace {
+
+HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
+                     const HcclCommConfig *config, const char *api, HcclComm *out);
+
+}  // namespace
+
 HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,
+                     const HcclCommConfig *config, const char *api, HcclComm *out) {
+  RootInfoView view;
+  HcclResult r = root_info_parse(root, &view, api);
+  if (r != HCCL_SUCCESS) return r;
+  r = init_impl(view, nranks, rank, config, api, out);
+  if (r != HCCL_SUCCESS) {
+    // The rendezvous lives in the root's process: give it a moment to tell
+    // the other ranks before this process (likely) exits on the error.
+    std::string msg = hostrt::last_error();
+    bootstrap_linger(view, std::chrono::seconds(2));
+    hostrt::set_error("%s", msg.c_str());
+  }
+  return r;
+}
+
+namespace {
+
+HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
                      const HcclCommConfig *config, const char *api, HcclComm *out) {
   auto c = std::make_shared<Comm>();
   c->rank = rank;
   c->nranks = nranks;
   HcclResult r = read_comm_config(config, api, &c->settings);
-  if (r != HCCL_SUCCESS) return r;
-  RootInfoView view;
-  r = root_info_parse(root, &view, api);
   if (r != HCCL_SUCCESS) return r;
   // No device set: the communicator belongs to device 0 (the NULL stream
   // then still needs aclrtSetDevice, as in CANN).
@@ -209,8 +274,11 @@ HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,
   // Last round: a rank that failed its connections has failed the job at the
   // root; nobody returns a communicator before everyone got this far.
   if ((r = bootstrap_allgather(c->bootstrap, nullptr, 0, nullptr)) != HCCL_SUCCESS) return r;
+  warn_shared_devices(*c, info);
+  log_setup(*c, info[0]);
   *out = comm_register(c);
   return HCCL_SUCCESS;
 }
 
+}  // namespace
 }  // namespace hccl

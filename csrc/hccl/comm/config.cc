@@ -13,7 +13,7 @@
 namespace hccl {
 namespace {
 
-// Offsets of HcclCommConfig fields and the version that added each (ABI.md 3.1).
+// Offsets of HcclCommConfig fields and the version that added each (docs/ABI.md 3.1).
 constexpr size_t kOffBufferSize = 24, kOffDeterministic = 28, kOffCommName = 32;
 constexpr size_t kOffOpExpansion = 288, kOffExecTimeOut = 316, kOffAlgo = 320;
 constexpr size_t kOffSymWinMax = 2232;

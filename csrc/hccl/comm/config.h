@@ -1,5 +1,5 @@
 // Communicator settings: the caller's HcclCommConfig (read defensively, as
-// ABI.md 3.1 says: versioned, size-checked) plus environment defaults.
+// docs/ABI.md 3.1 says: versioned, size-checked) plus environment defaults.
 #pragma once
 
 #include <cstddef>

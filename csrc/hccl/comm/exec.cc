@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "common/clock.h"
+#include "common/log.h"
 #include "hccl/algo/ctx.h"
 #include "hccl/comm/comm.h"
 
@@ -26,22 +28,27 @@ aclError to_acl(HcclResult r) {
   }
 }
 
-// Waits until it is this ticket's turn; also snapshots the comm's state.
-// false if that takes longer than the exec timeout (an earlier op of this
-// comm is stuck on another stream).
-bool wait_turn(Comm &c, uint64_t ticket, bool *destroyed, HcclResult *prior, std::string *why) {
+enum class Turn { kMine, kFailed, kTimedOut };
+
+// Waits until it is this ticket's turn, or the communicator failed (then the
+// op gives its turn up at once); also snapshots the comm's state. kTimedOut
+// if that takes longer than the exec timeout (an earlier op of this comm is
+// stuck on another stream).
+Turn wait_turn(Comm &c, uint64_t ticket, bool *destroyed, HcclResult *prior, std::string *why) {
   std::unique_lock<std::mutex> lock(c.mu);
+  Turn t = Turn::kMine;
   if (c.turn != ticket) {
     auto limit = std::chrono::steady_clock::now() + std::chrono::seconds(c.settings.exec_timeout_s);
-    if (!c.cv.wait_until(lock, limit, [&] { return c.turn == ticket; })) {
+    c.cv.wait_until(lock, limit, [&] { return c.turn == ticket || c.async_error != HCCL_SUCCESS; });
+    if (c.turn != ticket) {
       c.abandoned.push_back(ticket);
-      return false;
+      t = c.async_error != HCCL_SUCCESS ? Turn::kFailed : Turn::kTimedOut;
     }
   }
   *destroyed = c.destroyed;
   *prior = c.async_error;
   if (*prior != HCCL_SUCCESS) *why = c.async_msg;
-  return true;
+  return t;
 }
 
 void finish(Comm &c, uint64_t ticket, bool had_turn) {
@@ -88,30 +95,54 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
   bool destroyed = false;
   HcclResult prior = HCCL_SUCCESS;
   std::string earlier;
-  if (!wait_turn(c, ticket, &destroyed, &prior, &earlier)) {
+  Turn turn = wait_turn(c, ticket, &destroyed, &prior, &earlier);
+  if (turn == Turn::kTimedOut) {
     std::string msg = std::string(op.api) + ": timed out after " +
                       std::to_string(c.settings.exec_timeout_s) +
                       " s waiting for an earlier operation of the communicator (on another stream)";
     c.fail(HCCL_E_TIMEOUT, msg);
     hostrt::set_error("%s", msg.c_str());
+    c.flight.ended(ticket, false, "");
     finish(c, ticket, false);
     return ACL_ERROR_RT_WAIT_TIMEOUT;
+  }
+  if (turn == Turn::kFailed) {
+    hostrt::set_error("%s: the communicator failed earlier: %s", op.api, earlier.c_str());
+    c.flight.ended(ticket, false, "");
+    finish(c, ticket, false);
+    return to_acl(prior);
   }
   aclError ret = ACL_SUCCESS;
   if (destroyed) {
     hostrt::set_error("%s: the communicator was destroyed before this operation ran", op.api);
     ret = ACL_ERROR_RT_INVALID_HANDLE;
+    c.flight.ended(ticket, false, "");
   } else if (prior != HCCL_SUCCESS) {
     hostrt::set_error("%s: the communicator failed earlier: %s", op.api, earlier.c_str());
     ret = to_acl(prior);
+    c.flight.ended(ticket, false, "");
   } else {
     Ctx x(c, op);
+    c.flight.started(ticket, x.sig.seq);
+    const int64_t t0 = PYHCCL_LOG_ON(common::kDebug) ? common::now_ns() : 0;
     HcclResult r = run_op_algorithm(x);
+    // No rank succeeds where another failed: a peer that reported a failure
+    // in this collective (it may have timed out while this rank was late)
+    // fails it here too.
+    if (r == HCCL_SUCCESS && x.sig.seq != 0) r = c.engine->settle(x.sig.seq, &x.err);
+    c.flight.ended(ticket, r == HCCL_SUCCESS, x.algo);
+    PYHCCL_LOG(common::kDebug, "HCCL", "%s rank %u: #%llu %s count %llu %s stream %llu via %s: %s, %.1f us",
+               c.name.c_str(), c.rank, static_cast<unsigned long long>(x.sig.seq), op.api,
+               static_cast<unsigned long long>(op.count), dtype_name(op.dtype),
+               static_cast<unsigned long long>(hostrt::current_stream_id()), x.algo,
+               r == HCCL_SUCCESS ? "ok" : "FAILED", (common::now_ns() - t0) / 1e3);
     if (r != HCCL_SUCCESS) {
       std::string msg = std::string(op.api) + ": " + x.err.what;
-      c.fail(r, msg);
+      c.fail(r, msg, x.sig.seq);
       hostrt::set_error("%s", msg.c_str());
       ret = to_acl(r);
+      PYHCCL_LOG(common::kError, "HCCL", "%s rank %u: %s\nflight record (oldest first):%s",
+                 c.name.c_str(), c.rank, msg.c_str(), c.flight.dump().c_str());
     }
   }
   finish(c, ticket, true);
@@ -129,6 +160,7 @@ HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream
   std::lock_guard<std::mutex> lock(comm->mu);
   guard->ticket = comm->next_ticket++;
   ++comm->in_flight;
+  comm->flight.enqueued(guard->ticket, *guard->op);
   aclError e = hostrt::enqueue(stream, [guard]() {
     guard->ran = true;
     return run_op(*guard->comm, *guard->op, guard->ticket);

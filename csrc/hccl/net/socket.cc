@@ -84,8 +84,10 @@ int connect_result(int fd) {
   return e;
 }
 
-int dial(const SockAddr &peer, Clock::time_point deadline, int *last_err) {
+int dial(const SockAddr &peer, Clock::time_point deadline, int *last_err, Clock::duration refused_for) {
   auto backoff = std::chrono::milliseconds(10);
+  const Clock::time_point start = Clock::now();
+  bool only_refused = true;
   for (;;) {
     int fd = connect_start(peer, last_err);
     if (fd >= 0) {
@@ -101,7 +103,9 @@ int dial(const SockAddr &peer, Clock::time_point deadline, int *last_err) {
       *last_err = e;
       close_fd(fd);
     }
-    // Not listening yet, or busy: back off and retry until the deadline.
+    // Busy, or not listening: back off and retry until the deadline.
+    only_refused = only_refused && *last_err == ECONNREFUSED;
+    if (only_refused && Clock::now() - start >= refused_for) return -1;
     auto left = deadline - Clock::now();
     if (left <= Clock::duration::zero()) return -1;
     std::this_thread::sleep_for(std::min<Clock::duration>(backoff, left));

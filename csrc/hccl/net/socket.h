@@ -24,9 +24,11 @@ int listen_on(const SockAddr &local, const char *api, SockAddr *bound, HcclResul
 int connect_start(const SockAddr &peer, int *err);
 // After POLLOUT on a connecting fd: 0 when connected, else the errno.
 int connect_result(int fd);
-// Dials `peer` until it accepts or `deadline`, backing off between refused or
-// failed attempts. Returns the fd, or -1 with *last_err set.
-int dial(const SockAddr &peer, Clock::time_point deadline, int *last_err);
+// Dials `peer` until it accepts or `deadline`, backing off between failed
+// attempts; refusals (ECONNREFUSED: nothing listens there) end it after
+// `refused_for` of nothing but refusals. Returns the fd, or -1 with *last_err set.
+int dial(const SockAddr &peer, Clock::time_point deadline, int *last_err,
+         Clock::duration refused_for = Clock::duration::max());
 
 // TCP_NODELAY (and no SIGPIPE where the platform has a socket option for it).
 void set_nodelay(int fd);

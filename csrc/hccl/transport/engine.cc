@@ -54,19 +54,49 @@ void Engine::set_spin(int local_ranks) {
   yield_ns_ = 1000 * common::env_int("PYHCCL_YIELD_US", 50, 0, 1000000);
 }
 
-void Engine::notify_failure(HcclResult code, const std::string &why) {
+void Engine::notify_failure(HcclResult code, const std::string &why, uint64_t seq) {
   for (auto &c : conns)
-    if (c) c->notify_failure(code, why);
+    if (c) c->notify_failure(code, why, seq);
 }
 
 void Engine::interrupt(HcclResult code, const std::string &why) {
-  interrupt_why_ = why;
-  interrupted_.store(static_cast<int>(code == HCCL_SUCCESS ? HCCL_E_INTERNAL : code));
+  {
+    std::lock_guard<std::mutex> lock(interrupt_mu_);
+    if (interrupted_.load() != 0) return;
+    interrupt_why_ = why;
+    interrupted_.store(static_cast<int>(code == HCCL_SUCCESS ? HCCL_E_INTERNAL : code));
+  }
   if (hub) hub->ring(rank_);  // wake this rank if it sleeps on its doorbell
+}
+
+bool Engine::peer_failure(WaitError *err) {
+  for (int p = 0; p < nranks_; ++p)
+    if (p != rank_ && conns[p] && conns[p]->peer_reported_failure(err)) return true;
+  return false;
+}
+
+HcclResult Engine::settle(uint64_t seq, WaitError *err) {
+  // Notices from other hosts wait unread on the control sockets: look only
+  // when one is there (one poll for all), shared-memory flags always.
+  fds_.clear();
+  for (auto &c : conns)
+    if (c && c->notice_fd() >= 0) fds_.push_back({c->notice_fd(), POLLIN, 0});
+  bool notices = !fds_.empty() && poll(fds_.data(), fds_.size(), 0) > 0;
+  for (int p = 0; p < nranks_; ++p) {
+    if (p == rank_ || !conns[p]) continue;
+    WaitError e;
+    bool failed = notices || hub ? conns[p]->peer_failed(notices, &e) : false;
+    if (failed && (e.failed_seq == 0 || e.failed_seq <= seq)) {
+      *err = e;
+      return err->code;
+    }
+  }
+  return HCCL_SUCCESS;
 }
 
 HcclResult Engine::check_failures(bool probe, WaitError *err) {
   if (int code = interrupted_.load()) {
+    std::lock_guard<std::mutex> lock(interrupt_mu_);
     err->code = static_cast<HcclResult>(code);
     err->what = interrupt_why_;
     return err->code;
@@ -157,10 +187,13 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err) {
     if (probe) next_probe = now + kSliceNs;
     if ((rc = check_failures(probe, err)) != HCCL_SUCCESS) break;
     if (now - last_progress >= timeout_ns_) {
+      const int peer = xfers[first_open]->peer;
       err->code = rc = HCCL_E_TIMEOUT;
       err->what = "timed out after " + std::to_string(timeout_s_) + " s waiting for rank " +
-                  std::to_string(xfers[first_open]->peer) +
-                  " (HCCL_EXEC_TIMEOUT / hcclExecTimeOut)";
+                  std::to_string(peer) + " (HCCL_EXEC_TIMEOUT / hcclExecTimeOut)";
+      err->timeout = true;
+      err->peer = peer;
+      err->last_seen = conns[peer]->last_seen();
       break;
     }
     if (now - idle_since < spin_ns_) {

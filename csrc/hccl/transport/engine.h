@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -29,10 +30,15 @@ class Engine {
   // Posts the transfers and runs them all to completion, or fails (*err).
   HcclResult run(Transfer *const *xfers, size_t n, WaitError *err);
 
-  // Tells every peer, best effort, that this rank failed.
-  void notify_failure(HcclResult code, const std::string &why);
-  // Makes running and later waits fail at once with `why` (abort).
+  // Tells every peer, best effort, that this rank failed in collective `seq`.
+  void notify_failure(HcclResult code, const std::string &why, uint64_t seq);
+  // Makes running and later waits fail at once with `why` (abort). Any thread.
   void interrupt(HcclResult code, const std::string &why);
+  // After collective `seq` succeeded here: fails it (*err) if a peer reported
+  // a failure in it, or earlier, so that no rank succeeds where another failed.
+  HcclResult settle(uint64_t seq, WaitError *err);
+  // Whether some peer reported a failure (or died); any thread, at any time.
+  bool peer_failure(WaitError *err);
 
   void set_exec_timeout(int seconds);
   int exec_timeout_s() const { return timeout_s_; }
@@ -54,6 +60,7 @@ class Engine {
   std::vector<Connection *> active_;
   std::vector<pollfd> fds_;
   std::atomic<int> interrupted_{0};
+  std::mutex interrupt_mu_;
   std::string interrupt_why_;
 };
 

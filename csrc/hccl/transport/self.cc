@@ -13,6 +13,7 @@ HcclResult SelfConnection::progress(bool *moved, WaitError *err) {
     // Whole messages only: both inputs must be ready.
     if (s->input_ready() < s->bytes) return HCCL_SUCCESS;
     if (r->kind == Transfer::kRecvReduce && r->input_ready() < r->bytes) return HCCL_SUCCESS;
+    last_seen_ = s->sig;
     HcclResult rc = check_header(make_header(*s), *r, err);
     if (rc != HCCL_SUCCESS) return rc;
     if (r->kind == Transfer::kRecvReduce) {

@@ -67,6 +67,12 @@ struct WaitError {
   int peer = -1;
   OpSig mine, theirs;
   uint64_t got_bytes = 0, want_bytes = 0;
+  // When the error is a peer's reported failure: the collective it failed in
+  // (0 when unknown).
+  uint64_t failed_seq = 0;
+  // A timeout: the last signature seen from the peer waited for (seq 0: none).
+  bool timeout = false;
+  OpSig last_seen;
 };
 
 class Region;
@@ -125,6 +131,8 @@ class Connection {
   virtual ~Connection() = default;
 
   int peer() const { return peer_; }
+  // The signature of the last message received from the peer.
+  const OpSig &last_seen() const { return last_seen_; }
   virtual const char *kind() const = 0;  // "shm", "tcp", "self"
 
   // Queues a transfer behind the earlier ones of its direction.
@@ -137,8 +145,15 @@ class Connection {
   // normally is no failure otherwise: what it sent before may still be on its
   // way. Cheap enough for every wake-up; slower probes only when `probe` is set.
   virtual bool peer_failed(bool probe, WaitError *err) = 0;
-  // Tells the peer, best effort and without blocking, that this rank failed.
-  virtual void notify_failure(HcclResult code, const std::string &why) = 0;
+  // Tells the peer, best effort and without blocking, that this rank failed
+  // in collective `seq`.
+  virtual void notify_failure(HcclResult code, const std::string &why, uint64_t seq) = 0;
+  // Whether the peer reported a failure (or died): safe from any thread, for
+  // querying a communicator's state while another thread runs an operation.
+  virtual bool peer_reported_failure(WaitError *err) {
+    (void)err;
+    return false;
+  }
   // Forgets queued transfers (the engine gave up on them).
   virtual void clear() = 0;
   // File descriptors to poll while waiting for this connection (TCP); the
@@ -156,6 +171,7 @@ class Connection {
 
  protected:
   const int peer_;
+  OpSig last_seen_;  // connections set it whenever a header comes in
 };
 
 // Checks a received header against what the receiver posted; fills *err.

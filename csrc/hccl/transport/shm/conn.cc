@@ -90,6 +90,7 @@ HcclResult ShmConnection::recv_some(bool *moved, WaitError *err) {
       if (!reached(rx_head_->value.load(std::memory_order_acquire), g)) return HCCL_SUCCESS;
       const char *slot = rx_fifo_ + static_cast<size_t>(g % slots_) * slot_bytes;
       const SlotHeader *h = reinterpret_cast<const SlotHeader *>(slot);
+      last_seen_ = h->msg.sig;
       HcclResult rc = check_header(h->msg, *t, err);
       if (rc != HCCL_SUCCESS) return rc;
       const size_t len = h->len;

@@ -159,9 +159,10 @@ void Hub::drain_wake() {
   }
 }
 
-void Hub::fail(HcclResult code, const std::string &why) {
+void Hub::fail(HcclResult code, const std::string &why, uint64_t seq) {
   Control *c = ctl(rank_);
   if (c->failed.load(std::memory_order_acquire) != 0) return;
+  c->failed_seq = seq;
   size_t n = why.size() < sizeof(c->reason) - 1 ? why.size() : sizeof(c->reason) - 1;
   std::memcpy(c->reason, why.data(), n);
   c->reason[n] = '\0';
@@ -202,6 +203,7 @@ bool Hub::peer_failed(int r, bool probe, WaitError *err) {
     // The peer's verdict is everyone's: same code, its reason.
     err->code = static_cast<HcclResult>(code);
     err->what = "rank " + std::to_string(r) + " failed (" + reason + ")";
+    err->failed_seq = c->failed_seq;
     return true;
   }
   return probe && !peer_left(r) && peer_dead(r, err);

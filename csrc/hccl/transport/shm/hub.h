@@ -70,8 +70,9 @@ class Hub {
   // Drains wake-up datagrams after poll() returned.
   void drain_wake();
 
-  // Publishes this rank's failure (first one sticks) and wakes its peers.
-  void fail(HcclResult code, const std::string &why);
+  // Publishes this rank's failure in collective `seq` (first one sticks) and
+  // wakes its peers.
+  void fail(HcclResult code, const std::string &why, uint64_t seq);
   // Whether local peer r has failed, or (probe) died without leaving.
   bool peer_failed(int r, bool probe, WaitError *err);
   // Whether local peer r destroyed its communicator.

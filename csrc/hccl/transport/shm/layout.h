@@ -37,9 +37,10 @@ struct alignas(64) Control {
   uint32_t nlocal;
   SyncLine doorbell;                  // bumped by peers whenever they move data toward us
   std::atomic<uint32_t> poll_sleeper;  // nonzero while this rank sleeps in poll(): wake by datagram
+  uint64_t failed_seq;                 // the collective it failed in, written before `failed`
   std::atomic<uint32_t> failed;        // HcclResult once this rank gave up, else 0
   std::atomic<uint32_t> left;          // 1 once this rank destroyed the communicator
-  char reason[244];                    // why (NUL-terminated), written before `failed`
+  char reason[236];                    // why (NUL-terminated), written before `failed`
 };
 
 // In front of every slot's payload.

@@ -26,7 +26,7 @@ TcpConnection::TcpConnection(int peer, const std::string &where, int ctrl_fd,
 
 TcpConnection::~TcpConnection() {
   // Goodbye (a notice with code 0): the peer tells a rank that left from one that died.
-  if (!closed_) notify_failure(HCCL_SUCCESS, "");
+  if (!closed_) notify_failure(HCCL_SUCCESS, "", 0);
   net::close_fd(ctrl_fd_);
   for (Sock &s : socks_) net::close_fd(s.fd);
 }
@@ -49,6 +49,7 @@ void TcpConnection::clear() {
 }
 
 HcclResult TcpConnection::broken(int e, const char *what, WaitError *err) {
+  std::lock_guard<std::mutex> lock(ctrl_mu_);
   if (!closed_) {
     closed_ = true;
     close_err_.code = HCCL_E_REMOTE;
@@ -65,9 +66,12 @@ HcclResult TcpConnection::broken(int e, const char *what, WaitError *err) {
 
 HcclResult TcpConnection::progress(bool *moved, WaitError *err) {
   *moved = false;
-  if (closed_) {
-    *err = close_err_;
-    return err->code;
+  {
+    std::lock_guard<std::mutex> lock(ctrl_mu_);
+    if (closed_) {
+      *err = close_err_;
+      return err->code;
+    }
   }
   for (Sock &s : socks_) {
     HcclResult rc = send_some(s, moved, err);
@@ -132,6 +136,7 @@ HcclResult TcpConnection::recv_some(Sock &s, bool *moved, WaitError *err) {
       s.rx_hdr_got += static_cast<size_t>(r);
       *moved = true;
       if (s.rx_hdr_got < sizeof(MsgHeader)) continue;
+      last_seen_ = s.rx_hdr.sig;
       HcclResult rc = check_header(s.rx_hdr, *t, err);
       if (rc != HCCL_SUCCESS) return rc;
       t->started = true;
@@ -195,6 +200,7 @@ void TcpConnection::poll_fds(std::vector<pollfd> *fds) {
 }
 
 bool TcpConnection::peer_failed(bool probe, WaitError *err) {
+  std::unique_lock<std::mutex> lock(ctrl_mu_);
   if (closed_) {
     *err = close_err_;
     return true;
@@ -236,20 +242,25 @@ bool TcpConnection::peer_failed(bool probe, WaitError *err) {
     closed_ = true;
     close_err_.code = static_cast<HcclResult>(n.code);
     close_err_.what = "rank " + std::to_string(peer_) + " failed (" + why + ")";
+    close_err_.failed_seq = n.seq;
     break;
   }
   // Gone without a goodbye: it died. (After a goodbye, what it sent before is
   // still read from the data sockets, whose end of file fails a receive
   // that waits for more.)
-  if (!closed_ && eof && !left_) broken(eof_err, "waiting", err);
+  if (!closed_ && eof && !left_) {
+    lock.unlock();
+    broken(eof_err, "waiting", err);
+    lock.lock();
+  }
   if (!closed_) return false;
   *err = close_err_;
   return true;
 }
 
-void TcpConnection::notify_failure(HcclResult code, const std::string &why) {
+void TcpConnection::notify_failure(HcclResult code, const std::string &why, uint64_t seq) {
   Notice n{kNoticeMagic, static_cast<uint32_t>(code),
-           static_cast<uint32_t>(std::min<size_t>(why.size(), kMaxNoticeText)), 0};
+           static_cast<uint32_t>(std::min<size_t>(why.size(), kMaxNoticeText)), 0, seq};
   std::vector<char> frame(sizeof(n) + n.len);
   std::memcpy(frame.data(), &n, sizeof(n));
   std::memcpy(frame.data() + sizeof(n), why.data(), n.len);

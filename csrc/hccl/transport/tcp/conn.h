@@ -9,6 +9,7 @@
 #pragma once
 
 #include <deque>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -27,8 +28,9 @@ class TcpConnection final : public Connection {
   const char *kind() const override { return "tcp"; }
   void post(Transfer *t) override;
   HcclResult progress(bool *moved, WaitError *err) override;
-  bool peer_failed(bool probe, WaitError *err) override;
-  void notify_failure(HcclResult code, const std::string &why) override;
+  bool peer_failed(bool probe, WaitError *err) override;  // thread-safe (ctrl_mu_)
+  void notify_failure(HcclResult code, const std::string &why, uint64_t seq) override;
+  bool peer_reported_failure(WaitError *err) override { return peer_failed(true, err); }
   void clear() override;
   void poll_fds(std::vector<pollfd> *fds) override;
   // Polled until the peer said goodbye or went away (its EOF would stay readable).
@@ -55,6 +57,7 @@ class TcpConnection final : public Connection {
   std::vector<Sock> socks_;
   size_t stage_bytes_;
   uint64_t tx_msgs_ = 0, rx_msgs_ = 0;
+  std::mutex ctrl_mu_;        // guards the control socket's state below
   std::vector<char> notice_;  // control bytes received so far
   bool closed_ = false;       // the peer closed or broke a socket
   bool left_ = false;         // the peer said goodbye (destroyed its communicator)

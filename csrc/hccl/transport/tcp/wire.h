@@ -38,11 +38,12 @@ static_assert(sizeof(Ack) == 16, "ack layout");
 
 struct Notice {
   uint32_t magic;
-  uint32_t code;  // HcclResult of the failure
+  uint32_t code;  // HcclResult of the failure; 0: goodbye (the communicator was destroyed)
   uint32_t len;   // reason bytes that follow
   uint32_t pad;
+  uint64_t seq;   // the collective the sender failed in
 };
-static_assert(sizeof(Notice) == 16, "notice layout");
+static_assert(sizeof(Notice) == 24, "notice layout");
 
 }  // namespace tcp
 }  // namespace hccl

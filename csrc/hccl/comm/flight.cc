@@ -1,0 +1,73 @@
+#include "hccl/comm/flight.h"
+
+#include <cstdio>
+
+#include "common/clock.h"
+#include "hccl/reduce/reduce.h"
+
+namespace hccl {
+
+FlightRecorder::FlightRecorder(size_t capacity) : ring_(capacity > 0 ? capacity : 1) {}
+
+OpRecord *FlightRecorder::find(uint64_t ticket) {
+  OpRecord &r = ring_[ticket % ring_.size()];
+  return r.ticket == ticket && next_ > ticket ? &r : nullptr;
+}
+
+void FlightRecorder::enqueued(uint64_t ticket, const OpDesc &op) {
+  std::lock_guard<std::mutex> lock(mu_);
+  OpRecord &r = ring_[ticket % ring_.size()];
+  r = OpRecord{};
+  r.ticket = ticket;
+  r.api = op.api;
+  r.count = op.count;
+  r.dtype = static_cast<int32_t>(op.dtype);
+  r.root = static_cast<int32_t>(op.root);
+  r.op = static_cast<int32_t>(op.op);
+  r.enqueue_ns = common::now_ns();
+  if (ticket + 1 > next_) next_ = ticket + 1;
+}
+
+void FlightRecorder::started(uint64_t ticket, uint64_t seq) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (OpRecord *r = find(ticket)) {
+    r->seq = seq;
+    r->state = OpRecord::kRunning;
+    r->start_ns = common::now_ns();
+  }
+}
+
+void FlightRecorder::ended(uint64_t ticket, bool ok, const char *algo) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (OpRecord *r = find(ticket)) {
+    r->state = ok ? OpRecord::kDone : OpRecord::kFailed;
+    r->end_ns = common::now_ns();
+    r->algo = algo;
+  }
+}
+
+std::vector<OpRecord> FlightRecorder::snapshot() {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<OpRecord> out;
+  uint64_t first = next_ > ring_.size() ? next_ - ring_.size() : 0;
+  for (uint64_t t = first; t < next_; ++t)
+    if (const OpRecord *r = find(t)) out.push_back(*r);
+  return out;
+}
+
+std::string FlightRecorder::dump() {
+  static const char *const kStates[] = {"queued", "running", "done", "FAILED"};
+  std::string out;
+  for (const OpRecord &r : snapshot()) {
+    char line[256];
+    double run_us = r.start_ns == 0 ? 0 : ((r.end_ns ? r.end_ns : common::now_ns()) - r.start_ns) / 1e3;
+    std::snprintf(line, sizeof(line), "\n  #%llu %s count %llu %s root %d: %s%s%s, %.1f us",
+                  static_cast<unsigned long long>(r.seq), r.api, static_cast<unsigned long long>(r.count),
+                  dtype_name(static_cast<HcclDataType>(r.dtype)), r.root, kStates[r.state],
+                  r.algo[0] ? " via " : "", r.algo, run_us);
+    out += line;
+  }
+  return out;
+}
+
+}  // namespace hccl

@@ -1,0 +1,45 @@
+// The flight recorder: per communicator, the last operations (enqueued,
+// running, done, failed) with their timings, kept for post-mortems. On a
+// failure every rank logs it; PyhcclCommGetFlightRecord returns it.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "hccl/algo/op.h"
+
+namespace hccl {
+
+struct OpRecord {
+  enum State : int32_t { kQueued = 0, kRunning = 1, kDone = 2, kFailed = 3 };
+  uint64_t ticket = 0;  // enqueue order on the communicator
+  uint64_t seq = 0;     // collective number once running (0 for send/recv)
+  const char *api = "";
+  uint64_t count = 0;
+  int32_t dtype = 0, root = 0, op = 0;
+  State state = kQueued;
+  int64_t enqueue_ns = 0, start_ns = 0, end_ns = 0;  // monotonic clock
+  const char *algo = "";
+};
+
+class FlightRecorder {
+ public:
+  explicit FlightRecorder(size_t capacity);
+  void enqueued(uint64_t ticket, const OpDesc &op);
+  void started(uint64_t ticket, uint64_t seq);
+  void ended(uint64_t ticket, bool ok, const char *algo);
+  // Oldest first.
+  std::vector<OpRecord> snapshot();
+  // One line per record, for the log.
+  std::string dump();
+
+ private:
+  OpRecord *find(uint64_t ticket);  // under mu_
+  std::mutex mu_;
+  std::vector<OpRecord> ring_;
+  uint64_t next_ = 0;  // records ever made
+};
+
+}  // namespace hccl
