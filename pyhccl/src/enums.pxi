@@ -74,6 +74,7 @@ _DT_ALIASES = {
     "float64": 10, "fp64": 10, "double": 10,
     "bfloat16": 11, "bf16": 11, "bfp16": 11,
     "int128": 12, "hif8": 14, "fp8e4m3": 15, "fp8e5m2": 16, "fp8e8m0": 17,
+    "hifloat8": 14, "float8_e4m3fn": 15, "float8_e5m2": 16, "float8_e8m0fnu": 17,
 }
 
 _OP_ALIASES = {"sum": 0, "prod": 1, "product": 1, "max": 2, "min": 3}
@@ -87,6 +88,11 @@ try:
 except ImportError:
     bfloat16 = np.dtype(np.uint16, metadata={"pyhccl": "bfloat16"})
     _HAVE_ML_DTYPES = False
+
+# ml_dtypes' 8-bit floats -> HcclDataType (by dtype name; the encodings are the
+# ones CANN's FP8 types use). INT128 and HIF8 have no numpy type: use uint8
+# buffers and dtype=pyhccl.INT128 / pyhccl.HIF8.
+_ML_FP8 = {"float8_e4m3fn": 15, "float8_e5m2": 16, "float8_e8m0fnu": 17}
 
 # (kind, itemsize) of a native numpy dtype -> HcclDataType
 _NP_KIND_SIZE = {
@@ -102,6 +108,10 @@ _DT_NUMPY = {
     9: np.dtype(np.uint32), 6: np.dtype(np.uint64), 3: np.dtype(np.float16),
     4: np.dtype(np.float32), 10: np.dtype(np.float64), 11: bfloat16,
 }
+if _HAVE_ML_DTYPES:
+    for _name, _hdt in _ML_FP8.items():
+        if hasattr(_ml_dtypes, _name):
+            _DT_NUMPY[_hdt] = np.dtype(getattr(_ml_dtypes, _name))
 
 _NP_CACHE = {}
 
@@ -121,6 +131,8 @@ cdef int _numpy_to_hccl(object dt) except -2:
             return hit
     if _is_bf16_dtype(dt):
         return HCCL_DATA_TYPE_BFP16
+    if dt.itemsize == 1 and dt.name in _ML_FP8:      # kind "V" or "f", by version
+        return _ML_FP8[dt.name]
     if not dt.isnative:
         return -1
     res = _NP_KIND_SIZE.get((dt.kind, dt.itemsize), -1)

@@ -220,6 +220,7 @@ HcclResult compare_signatures(Ctx &x) { return exchange(x, all_ranks(x), nullptr
 HcclResult run_op_algorithm(Ctx &x) { return op_facts(x.op.kind).run(x); }
 
 HcclResult run_host_call(Ctx &x) {
+  x.algo = "host call";
   if (!x.op.host_fn) return x.fail(HCCL_E_INTERNAL, "host call without a function");
   return x.op.host_fn(x);
 }

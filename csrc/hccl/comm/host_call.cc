@@ -44,8 +44,19 @@ HcclResult comm_host_call(const std::shared_ptr<Comm> &comm, OpKind kind, const 
                       "communicator's device)", api, comm->device);
     return HCCL_E_PARA;
   }
+  // A private stream of the current device: what runs on it (and a failure
+  // it ends with) is none of the user's streams' business.
+  aclrtStream priv = nullptr;
+  if (aclrtCreateStream(&priv) != ACL_SUCCESS) {
+    hostrt::set_error("%s: cannot create a stream: %s", api, hostrt::last_error());
+    return HCCL_E_RUNTIME;
+  }
+  struct StreamGone {
+    aclrtStream s;
+    ~StreamGone() { aclrtDestroyStream(s); }
+  } gone{priv};
   aclError aerr = ACL_SUCCESS;
-  std::shared_ptr<hostrt::Stream> s = hostrt::acquire_stream(nullptr, api, &aerr);
+  std::shared_ptr<hostrt::Stream> s = hostrt::acquire_stream(priv, api, &aerr);
   if (!s) return HCCL_E_RUNTIME;
   if (hostrt::stream_device(s.get()) != comm->device) {
     hostrt::set_error("%s: the current device is %d, the communicator's is %d (call "

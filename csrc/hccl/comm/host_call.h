@@ -1,10 +1,10 @@
 // Collective management calls that must run in a communicator's operation
 // order (HcclCommSymWinRegister, HcclCommSymWinDeregister,
-// HcclCreateSubCommConfig): the call is enqueued like a collective on the
-// calling thread's default stream, so it runs after every operation enqueued
-// on the communicator before it (on any stream) and before every later one,
-// and its exchanges travel with the op's signature (a rank that called
-// something else is told). The caller blocks until it ran.
+// HcclCreateSubCommConfig): the call is enqueued like a collective (on a
+// private stream of the calling thread's device), so it runs after every
+// operation enqueued on the communicator before it (on any stream) and before
+// every later one, and its exchanges travel with the op's signature (a rank
+// that called something else is told). The caller blocks until it ran.
 #pragma once
 
 #include <cstdint>
