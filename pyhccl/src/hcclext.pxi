@@ -81,13 +81,14 @@ def _comm_split(Comm comm, color, key, config):
         if color < 0:
             color = None
     key = operator.index(key)
-    # Every rank learns every rank's (color, key) over the communicator itself.
-    mine = np.array([-1 if color is None else color, key], dtype=np.int64)
-    everyone = np.zeros(2 * comm._size, dtype=np.int64)
-    s = default_stream()
+    # Every rank learns every rank's (color, key) over the communicator itself
+    # (device buffers: host arrays are the host runtime's extension).
+    s = current_stream()
+    mine = asarray(np.array([-1 if color is None else color, key], dtype=np.int64))
+    everyone = empty(2 * comm._size, np.int64)
     comm.all_gather(mine, everyone, stream=s)
     s.synchronize()
-    pairs = everyone.reshape(comm._size, 2)
+    pairs = everyone.get().reshape(comm._size, 2)
     colors = sorted({int(c) for c, _ in pairs if c >= 0})
     # One split call = one subCommId per color, unique within this parent.
     comm._splits += 1
