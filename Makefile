@@ -12,7 +12,7 @@ MPIEXEC := $(VENV)/bin/mpiexec
 RANKS   ?= 1 2 4
 PYTEST_ARGS ?=
 
-.PHONY: all build demo test test-examples test-c test-cann wheel test-wheel clean
+.PHONY: all build demo test test-examples test-multihost test-c test-cann wheel test-wheel clean
 all: build
 
 $(VENV)/.installed: requirements-dev.txt
@@ -53,13 +53,37 @@ test-examples: build examples/allreduce_c
 	timeout 120 $(MPIEXEC) -n 2 $(PY) examples/tp_inference.py --new-tokens 4 --train-steps 2 --checkpoint $(EXAMPLE_OUT)/none.npz
 
 # The examples, then pytest at each rank count (a failing rank aborts the job;
-# every level has a timeout).
+# every level has a timeout), then the static checks once (stubtest, mypy --strict,
+# Sphinx), the CANN build path, the wheel and a quick ASan + UBSan run of the C
+# checks; rank 0 reports, tests/verdict.py closes with one line per run and the
+# totals. `make test SAN=address` (ASan + UBSan) or `make test SAN=thread` (TSan)
+# instead builds the host runtime with that sanitizer and runs the whole set of
+# multi-rank C checks (tools/san_check.py).
+SUMMARY := build/test-summary.txt
+ifdef SAN
+test: $(VENV)/.installed
+	timeout 3000 $(PY) tools/san_check.py $(SAN)
+else
 test: build test-examples
+	@mkdir -p build; rm -f $(SUMMARY); status=0; labels=""; \
 	for n in $(RANKS); do \
-	  echo "=== pytest on $$n rank(s) ==="; \
-	  timeout 1200 $(MPIEXEC) -n $$n $(PY) -m pytest -q $(PYTEST_ARGS) || exit 1; \
-	done
-	$(MAKE) --no-print-directory test-cann test-wheel
+	  if [ $$n = 1 ]; then label="1 rank"; else label="$$n ranks"; fi; labels="$$labels|$$label"; \
+	  echo "=== pytest on $$label ==="; \
+	  PYHCCL_TEST_SUMMARY=$(SUMMARY) PYHCCL_TEST_LABEL="$$label" timeout 1200 \
+	    $(MPIEXEC) -n $$n $(PY) -m pytest -q -m "not once" $(PYTEST_ARGS); \
+	  rc=$$?; [ $$rc = 0 ] || [ $$rc = 5 ] || status=1; \
+	done; \
+	echo "=== static checks, once: stubtest, mypy --strict, Sphinx ==="; \
+	PYHCCL_TEST_SUMMARY=$(SUMMARY) PYHCCL_TEST_LABEL=static timeout 900 \
+	  $(MPIEXEC) -n 1 $(PY) -m pytest -q -m once $(PYTEST_ARGS); \
+	rc=$$?; [ $$rc = 0 ] || [ $$rc = 5 ] || status=1; \
+	more="cann build and wheel=ok"; \
+	$(MAKE) --no-print-directory test-cann test-wheel || { status=1; more="cann build and wheel=FAILED"; }; \
+	echo "=== sanitizers, quick: ASan + UBSan on the C checks ==="; \
+	if timeout 900 $(PY) tools/san_check.py address --quick; then more="$$more|sanitizers=ok"; \
+	else status=1; more="$$more|sanitizers=FAILED"; fi; \
+	IFS='|'; $(PY) tests/verdict.py $(SUMMARY) $${labels#|} static $$more || status=1; exit $$status
+endif
 
 # The PYHCCL_CANN build path (about 40 s): tools/cann_build.py lays the host runtime out
 # as a CANN toolkit (include/, lib64/) with headers reduced to an older toolkit's (no
@@ -87,6 +111,11 @@ wheel: $(VENV)/.installed
 # Installs the wheel into a fresh venv with no compiler on PATH and runs the demo.
 test-wheel: wheel
 	timeout 600 tools/wheel_check.sh wheelhouse/*.whl
+
+# Only the tests on simulated hosts (root; see docs/MULTIHOST_TESTING.md). make test runs
+# them too, in its 1-rank pass.
+test-multihost: build
+	timeout 900 $(PY) -m pytest -q $(PYTEST_ARGS) tests/multihost
 
 clean:
 	rm -rf build wheelhouse pyhccl/lib pyhccl/include pyhccl/_core.c pyhccl/_core.cpp \

@@ -149,6 +149,6 @@ setup(
     # Sources (.pyx, .pxi, the generated .c) stay in the sdist; libraries and headers
     # are put in place by build_ext.
     include_package_data=False,
-    package_data={"pyhccl": ["*.pxd", "*.pyi"]},
+    package_data={"pyhccl": ["*.pxd", "*.pyi", "py.typed"]},
     zip_safe=False,
 )

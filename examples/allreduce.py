@@ -16,7 +16,7 @@ import pyhccl
 COUNT = 256
 
 
-def main():
+def main() -> int:
     world = MPI.COMM_WORLD
     rank, size = world.Get_rank(), world.Get_size()
 
@@ -37,8 +37,8 @@ def main():
         stream.synchronize()
         result = recv.to_numpy()              # device -> host
 
-    expected = sum(np.float32(r * 0.1) + np.arange(COUNT, dtype=np.float32)
-                   for r in range(size)).astype(np.float32)
+    expected = np.sum([np.float32(r * 0.1) + np.arange(COUNT, dtype=np.float32)
+                       for r in range(size)], axis=0, dtype=np.float32)
     ok = bool(np.allclose(result, expected, rtol=4 * np.finfo(np.float32).eps, atol=0))
     all_ok = world.allreduce(ok, op=MPI.LAND)
     if rank == 0:

@@ -16,6 +16,7 @@ from pyhccl._core import (  # noqa: F401
     CommConfig,
     DataType,
     DeviceArray,
+    Error,
     Event,
     HcclError,
     ReduceOp,
@@ -82,7 +83,7 @@ from pyhccl._core import (  # noqa: F401
 __version__ = "0.2.0"
 
 __all__ = [
-    "AclError", "BFLOAT16", "Comm", "CommConfig", "DataType", "DeviceArray", "Event",
+    "AclError", "BFLOAT16", "Comm", "CommConfig", "DataType", "DeviceArray", "Error", "Event",
     "FLOAT16", "FLOAT32", "FLOAT64", "FP8E4M3", "FP8E5M2", "FP8E8M0", "HIF8",
     "HOST_RUNTIME", "HcclError", "INT128", "INT16", "INT32", "INT64", "INT8", "MAX",
     "MIN", "PROD", "ROOT_INFO_BYTES", "ReduceOp", "RootInfo", "SUM", "Stream", "SymWindow",
@@ -106,11 +107,11 @@ __all__ = [
 _HERE = _os.path.dirname(_os.path.abspath(__file__))
 
 
-def get_include():
+def get_include() -> str:
     """Return the directory of the C headers (acl/acl.h, hccl/hccl.h)."""
     return _os.path.join(_HERE, "include")
 
 
-def get_library_dir():
+def get_library_dir() -> str:
     """Return the directory of libhccl.so and libascendcl.so of the host runtime."""
     return _os.path.join(_HERE, "lib")

@@ -1,6 +1,7 @@
-"""Print build flags for C programs using the runtime pyhccl was built with.
+"""Command line of pyhccl: build flags for C programs, and `info`.
 
     cc prog.c $(python -m pyhccl --cflags) $(python -m pyhccl --libs)
+    python -m pyhccl info      # version, build, devices, transports, environment, MPI
 
 The host runtime's library directory also holds the names CANN's build files link
 (libacl_rt.so, libmsprofiler.so, libhcomm.so), so a CANN Makefile pointed at
@@ -11,25 +12,29 @@ the toolkit's directories and libraries.
 import argparse
 import shlex
 import sys
+from typing import Any, List, Optional, Tuple
 
 import pyhccl
 
 
-def _build():
+def _build() -> Tuple[str, str, List[str]]:
     """(include dir, library dir, libraries) of the runtime this copy was built with."""
+    cfg: Any = None
     try:
         from pyhccl import _build_config as cfg
     except ImportError:  # a checkout built before setup.py wrote the record
-        cfg = None
+        pass
     if cfg is not None and cfg.BUILD == "cann":
-        return cfg.INCLUDE_DIR, cfg.LIBRARY_DIR, list(cfg.LIBRARIES)
+        return str(cfg.INCLUDE_DIR), str(cfg.LIBRARY_DIR), [str(n) for n in cfg.LIBRARIES]
     return pyhccl.get_include(), pyhccl.get_library_dir(), ["hccl", "ascendcl"]
 
 
-def main(argv=None):
-    """Parse `argv` and print the requested flags."""
+def main(argv: Optional[List[str]] = None) -> int:
+    """Parse `argv` and print the requested flags, or the `info` report."""
     parser = argparse.ArgumentParser(prog="python -m pyhccl", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("command", nargs="?", choices=["info"],
+                        help="info: print what pyhccl is built on and how it is configured")
     parser.add_argument("--cflags", action="store_true", help="compiler flags (-I...)")
     parser.add_argument("--libs", action="store_true",
                         help="linker flags (-L... -lhccl -lascendcl -Wl,-rpath,...)")
@@ -37,6 +42,9 @@ def main(argv=None):
     parser.add_argument("--library-dir", action="store_true", help="the library directory")
     parser.add_argument("--version", action="store_true", help="the pyhccl version")
     args = parser.parse_args(argv)
+    if args.command == "info":
+        from pyhccl import info
+        return info.main()
     inc, lib, libs = _build()
     out = []
     if args.cflags:

@@ -6,6 +6,10 @@ Every rank runs the same tests in the same order. After each test the ranks
 combine their verdicts, so a test that fails on one rank fails on all of them
 and no rank walks into the next collective alone; a failing run aborts the
 MPI job at exit instead of leaving ranks hanging.
+
+Only rank 0 reports (the other ranks' terminal output is discarded, except a
+timeout's stack dump); a failure on any rank is shown in full in rank 0's
+report. Tests marked `once` (static checks) run only in a one-process run.
 """
 
 import collections
@@ -101,6 +105,9 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("timeout") is None:
             item.add_marker(pytest.mark.timeout(method="thread"))
+        if SIZE > 1 and item.get_closest_marker("once") is not None:
+            item.add_marker(pytest.mark.skip(reason="a static check: runs in a one-process "
+                                                    "run only (make test runs it once)"))
 
 
 # Verdicts travel on their own communicator, never mixed with a test's messages.
@@ -110,6 +117,7 @@ _VERDICT = WORLD.Dup()
 # job. Longer than pytest's per-test timeout, which normally fires first.
 VERDICT_TIMEOUT = 150.0
 _FAILED = pytest.StashKey[bool]()
+_TEXTS = pytest.StashKey[list]()       # this rank's failure reports of the test, in full
 
 
 def _agree(failed, item, report):
@@ -134,6 +142,7 @@ def pytest_runtest_makereport(item, call):
     report = outcome.get_result()
     if report.failed:
         item.stash[_FAILED] = True
+        item.stash.setdefault(_TEXTS, []).append(f"({report.when}) {report.longreprtext}")
     # Setup and teardown run on every rank for every test (the call does not
     # where a test is skipped on some ranks only): agree on the verdict there.
     # A setup failure anywhere fails the test everywhere before its call, and
@@ -142,11 +151,90 @@ def pytest_runtest_makereport(item, call):
         return
     failed = item.stash.get(_FAILED, False)
     flags = _agree(failed, item, report)
-    if flags.any() and not failed:
-        bad = [i for i, f in enumerate(flags) if f]
-        item.stash[_FAILED] = True
+    if not flags.any():
+        return
+    # Every rank knows someone failed, so every rank joins this exchange.
+    texts = _VERDICT.gather(item.stash.get(_TEXTS, []) if failed else None, root=0)
+    item.stash[_TEXTS] = []
+    bad = [i for i, f in enumerate(flags) if f]
+    if RANK == 0:
+        # Rank 0's own failures are in its own reports already; add the others',
+        # except those identical to one of rank 0's (a collective check fails alike).
+        own = set(texts[0] or [])
+        shown = [f"---- rank {r} {text}" for r in bad if r != 0 for text in texts[r]
+                 if text not in own]
+        if shown and not report.failed:
+            report.outcome = "failed"
+            report.longrepr = f"failed on {_ranks(len(bad))} {bad}:\n" + "\n".join(shown)
+        elif shown:
+            report.longrepr = f"{report.longreprtext}\n" + "\n".join(shown)
+    elif not failed:
         report.outcome = "failed"
-        report.longrepr = f"failed on rank(s) {bad}"
+        report.longrepr = f"failed on {_ranks(len(bad))} {bad}"
+    item.stash[_FAILED] = True
+
+
+def _ranks(n):
+    return "rank" if n == 1 else "ranks"
+
+
+class _QuietFile:
+    """Terminal output of ranks other than 0: discarded, but a timeout's report
+    (pytest-timeout writes a "+++ Timeout +++" section, then kills the process)
+    goes to stderr so that a hang on any rank is explained."""
+
+    def __init__(self):
+        self._through = False
+
+    def write(self, text):
+        if not self._through and "Timeout" in text and "++++" in text:
+            self._through = True
+            sys.stderr.write(f"\n[rank {RANK}] ")
+        if self._through:
+            sys.stderr.write(text)
+        return len(text)
+
+    def flush(self):
+        if self._through:
+            sys.stderr.flush()
+
+    def isatty(self):
+        return False
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_configure(config):
+    config.addinivalue_line("markers", "once: a static check, run in one-process runs only")
+    reporter = config.pluginmanager.get_plugin("terminalreporter")
+    if SIZE > 1 and RANK != 0 and reporter is not None:
+        from _pytest._io import TerminalWriter
+        reporter._tw = TerminalWriter(_QuietFile())
+
+
+def pytest_report_header(config):
+    version = " ".join(MPI.Get_library_version().splitlines()[0].split())
+    return f"MPI: {version}, {SIZE} {_ranks(SIZE)}; pyhccl {pyhccl.__version__}"
+
+
+def pytest_sessionstart(session):
+    # pytest-mpi prints a long "MPI Information" section at the end of every
+    # rank's run; pytest_report_header above says the same in one line.
+    for plugin in session.config.pluginmanager.get_plugins():
+        if type(plugin).__name__ == "MPIPlugin" and hasattr(plugin, "_is_testing_mpi"):
+            plugin._is_testing_mpi = False
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    # `make test` collects one line per run for its closing verdict (tests/verdict.py).
+    path = os.environ.get("PYHCCL_TEST_SUMMARY")
+    if RANK != 0 or not path:
+        return
+    stats = terminalreporter.stats
+    count = {k: len(stats.get(k, [])) for k in ("passed", "failed", "error", "skipped")}
+    label = os.environ.get("PYHCCL_TEST_LABEL", f"{SIZE} {_ranks(SIZE)}")
+    with open(path, "a") as f:
+        f.write(f"{label}\t{count['passed']}\t{count['failed'] + count['error']}\t"
+                f"{count['skipped']}\t{exitstatus}\n")
 
 
 def pytest_sessionfinish(session, exitstatus):

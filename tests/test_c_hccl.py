@@ -12,6 +12,7 @@ Under mpiexec only the first rank runs these (they start their own processes).
 """
 import os
 import shutil
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -168,6 +169,33 @@ def test_abort(exe, tmp_path, nranks):
 
 
 @pytest.mark.timeout(120)
+def test_stopped_rank_never_succeeds_on_abandoned_buffers(exe, tmp_path):
+    """SIGSTOP of a rank during single-copy AllReduces (device memory); resumed after the others
+    timed out: no rank reports a wrong result as a success, and every rank ends with an error."""
+    rootfile = tmp_path / "root-sigstop"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYHCCL_")}
+    env.update(HCCL_CONNECT_TIMEOUT="60", HCCL_EXEC_TIMEOUT="2")
+    procs = [subprocess.Popen([str(exe), "sigstop", str(r), "4", str(rootfile), "device"],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+             for r in range(4)]
+    try:
+        victim = procs[-1]
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:  # wait until it has stopped itself
+            with open(f"/proc/{victim.pid}/stat") as f:
+                if f.read().rsplit(")", 1)[1].split()[0] == "T":
+                    break
+            time.sleep(0.01)
+        time.sleep(4)  # the others time out meanwhile
+        os.kill(victim.pid, signal.SIGCONT)
+        results = [(p.wait(timeout=60), p.stdout.read()) for p in procs]
+    finally:
+        for p in procs:
+            p.kill()
+    assert_all_pass(results, "sigstop")
+
+
+@pytest.mark.timeout(120)
 def test_late_rank_does_not_succeed_alone(exe, tmp_path):
     """The others time out (2 s) on a rank 4 s late: it fails as well, never reports success on
     a collective its peers gave up; the flight record shows the failed operation."""
@@ -255,9 +283,11 @@ def test_rank_never_calls(exe, tmp_path, source):
 
 
 @pytest.mark.timeout(120)
-def test_rank_killed(exe, tmp_path):
-    """The last rank is SIGKILLed mid-collective: the others get an error, not a hang."""
-    results = run_ranks(exe, tmp_path, 4, "kill", timeout=60)
+@pytest.mark.parametrize("count", [8, 1 << 20])
+def test_rank_killed(exe, tmp_path, count):
+    """The last rank is SIGKILLed mid-collective (small and large): the others get an error
+    naming it, not a hang."""
+    results = run_ranks(exe, tmp_path, 4, "kill", count, "host", timeout=60)
     assert results[-1][0] == -9, f"victim exit {results[-1][0]}\n{results[-1][1]}"
     assert_all_pass(results[:-1], "kill")
     for rc, out in results[:-1]:

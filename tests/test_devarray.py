@@ -36,7 +36,26 @@ def test_round_trip_every_dtype(dtype):
     assert a.is_contiguous and a.device == DEVICE and a.ptr != 0
     assert a.hccl_dtype == pyhccl.as_datatype(dtype)
     assert np.array_equal(to_values(a), x)
-    assert repr(a) == f"DeviceArray(shape=(3, 5), dtype={dtype}, device={DEVICE})"
+    text = repr(a)
+    assert text.startswith("DeviceArray([[") and f", device={DEVICE})" in text
+    assert f"dtype={dtype}" in text and text.count("\n") == 2      # values, like numpy
+    values = to_values(a)
+    if dtype != "bfloat16":
+        assert np.array2string(values, separator=", ").split("\n")[0][1:] in text
+
+
+def test_repr():
+    big = pyhccl.zeros((100, 100), "float32")
+    assert repr(big) == f"DeviceArray(shape=(100, 100), dtype=float32, device={DEVICE})"
+    assert repr(pyhccl.zeros(0, "int8")) == f"DeviceArray([], shape=(0,), dtype=int8, device={DEVICE})"
+    assert repr(pyhccl.asarray(np.arange(3, dtype=np.int32))) == \
+        f"DeviceArray([0, 1, 2], dtype=int32, device={DEVICE})"
+    bf = repr(pyhccl.asarray([1.5, -2.0], dtype="bfloat16"))
+    if pyhccl.bfloat16 == np.dtype(np.uint16):                   # without ml_dtypes
+        assert bf.startswith("DeviceArray([ 1.5, -2. ], dtype=bfloat16 (numpy dtype uint16: "
+                             "bit patterns; install ml_dtypes")
+    else:                                                        # numpy prints ml_dtypes'
+        assert bf.startswith("DeviceArray([1.5, -2], dtype=bfloat16, device=")
 
 
 def test_factories():
@@ -273,7 +292,8 @@ def test_bfloat16_arrays():
     vals = np.array([1.0, -2.0, 0.5, 3.0, 256.0], np.float32)
     a = pyhccl.asarray(vals, dtype="bfloat16")
     assert a.hccl_dtype == pyhccl.BFLOAT16 and a.itemsize == 2
-    assert repr(a).startswith("DeviceArray(shape=(5,), dtype=bfloat16")
+    assert repr(a).startswith("DeviceArray([") and "dtype=bfloat16" in repr(a)
+    assert ("256" in repr(a)) and ("0.5" in repr(a))            # values, not bit patterns
     assert np.array_equal(pyhccl.bfloat16_to_float(a.get()), vals)
     bits = a.view("uint16")
     assert bits.dtype == np.uint16

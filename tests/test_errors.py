@@ -73,3 +73,51 @@ def test_hccl_error_from_a_collective(self_comm):
     assert " - HcclAllReduce: " in str(err)        # the runtime's own message follows
     back = pickle.loads(pickle.dumps(err))
     assert str(back) == str(err) and back.api == err.api
+
+
+def test_error_base_class():
+    assert issubclass(pyhccl.HcclError, pyhccl.Error)
+    assert issubclass(pyhccl.AclError, pyhccl.Error)
+    assert issubclass(pyhccl.Error, RuntimeError)
+    assert pyhccl.Error.__module__ == pyhccl.HcclError.__module__
+    for err in (pyhccl.HcclError(4), pyhccl.AclError(100000)):
+        try:
+            raise err
+        except pyhccl.Error as caught:
+            assert caught is err and caught.name.startswith(("HCCL_E_", "ACL_ERROR_"))
+    back = pickle.loads(pickle.dumps(pyhccl.Error(3, "x", "f")))
+    assert type(back) is pyhccl.Error and (back.code, str(back), back.api) == (3, "x", "f")
+    assert pyhccl.Error(7).name == "code 7"
+
+
+def test_raises_sections_name_real_exceptions():
+    """Every "Raises:" entry of the public API names an exception class that exists."""
+    import builtins
+    import inspect
+
+    import pyhccl.mpi
+    known = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type)}
+    known |= {"HcclError", "AclError", "Error"}
+    bad, seen = [], 0
+    for module in (pyhccl, pyhccl.mpi):
+        for name in module.__all__:
+            obj = getattr(module, name)
+            members = [obj] + ([m for _, m in inspect.getmembers(obj)] if inspect.isclass(obj)
+                               else [])
+            for m in members:
+                doc = getattr(m, "__doc__", None) or ""
+                if "Raises:" not in doc or isinstance(m, (int, str)):
+                    continue
+                block = []
+                for line in doc.split("Raises:", 1)[1].splitlines()[1:]:
+                    if not line.strip():
+                        break
+                    block.append(line)
+                indent = min(len(ln) - len(ln.lstrip()) for ln in block)
+                for line in block:
+                    if len(line) - len(line.lstrip()) == indent:     # an entry, not its text
+                        seen += 1
+                        for exc in line.strip().split(":", 1)[0].split(","):
+                            if exc.strip() not in known:
+                                bad.append(f"{name}: {exc.strip()}")
+    assert bad == [] and seen > 20

@@ -6,7 +6,7 @@ from mpi4py import MPI
 
 import pyhccl
 from conftest import assert_all
-from pyhccl.mpi import comm_from_mpi, local_rank, to_op
+from pyhccl.mpi import comm_from_mpi, local_rank, op_name, to_op
 
 pytestmark = pytest.mark.mpi
 
@@ -65,6 +65,11 @@ def test_local_rank():
     node.Free()
 
 
+def _op_in_collective(op):
+    with comm_from_mpi(MPI.COMM_SELF) as comm:
+        comm.all_reduce(np.zeros(2), op=op)
+
+
 def test_to_op():
     assert to_op(MPI.SUM) is pyhccl.SUM
     assert to_op(MPI.PROD) is pyhccl.PROD
@@ -72,9 +77,20 @@ def test_to_op():
     assert to_op(MPI.MIN) is pyhccl.MIN
     assert to_op("max") is pyhccl.MAX and to_op(pyhccl.MIN) is pyhccl.MIN
     assert pyhccl.as_op(MPI.PROD) is pyhccl.PROD
-    for bad in (MPI.LAND, MPI.BOR, MPI.MAXLOC, MPI.REPLACE):
-        with pytest.raises(ValueError):
+    for bad, name in ((MPI.LAND, "MPI.LAND"), (MPI.BOR, "MPI.BOR"),
+                      (MPI.MAXLOC, "MPI.MAXLOC"), (MPI.REPLACE, "MPI.REPLACE")):
+        with pytest.raises(ValueError, match=f"^MPI op {name} has no HCCL equivalent"):
             to_op(bad)
+        with pytest.raises(ValueError, match=f"^all_reduce: MPI op {name} has no HCCL"):
+            _op_in_collective(bad)            # the collectives name the call as well
+    assert op_name(MPI.LAND) == "MPI.LAND" and op_name(MPI.SUM) == "MPI.SUM"
+    user = MPI.Op.Create(lambda a, b, t: None, commute=True)
+    try:
+        assert op_name(user).startswith("<mpi4py.MPI.Op")
+        with pytest.raises(ValueError, match="^MPI op <mpi4py.MPI.Op"):
+            to_op(user)
+    finally:
+        user.Free()
     for bad in (MPI.COMM_WORLD, MPI.INT):     # mpi4py objects that are no ops
         with pytest.raises(TypeError):
             to_op(bad)

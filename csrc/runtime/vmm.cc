@@ -43,22 +43,31 @@ void vmm_after_fork() { g_vmm.drop(); }
 
 aclError check_physical_prop(const aclrtPhysicalMemProp *prop, const char *api) {
   if (prop == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: prop is NULL", api);
-  if (prop->handleType != ACL_MEM_HANDLE_TYPE_NONE) {
+  // The enum fields are read as raw integers: loading an out-of-range value
+  // through its enum type is undefined behaviour (UBSan's -fsanitize=enum).
+  auto raw = [](const auto &field) {
+    static_assert(sizeof(field) == sizeof(int32_t), "32-bit enum");
+    int32_t v;
+    std::memcpy(&v, &field, sizeof(v));
+    return v;
+  };
+  const int handle_type = raw(prop->handleType);
+  if (handle_type != ACL_MEM_HANDLE_TYPE_NONE) {
     return fail(ACL_ERROR_INVALID_PARAM,
-                "%s: prop->handleType (%d) must be ACL_MEM_HANDLE_TYPE_NONE (0)", api,
-                static_cast<int>(prop->handleType));
+                "%s: prop->handleType (%d) must be ACL_MEM_HANDLE_TYPE_NONE (0)", api, handle_type);
   }
-  if (prop->allocationType != ACL_MEM_ALLOCATION_TYPE_PINNED) {
+  const int alloc_type = raw(prop->allocationType);
+  if (alloc_type != ACL_MEM_ALLOCATION_TYPE_PINNED) {
     return fail(ACL_ERROR_INVALID_PARAM,
                 "%s: prop->allocationType (%d) must be ACL_MEM_ALLOCATION_TYPE_PINNED (0)", api,
-                static_cast<int>(prop->allocationType));
+                alloc_type);
   }
-  const int attr = static_cast<int>(prop->memAttr);
+  const int attr = raw(prop->memAttr);
   if (attr < ACL_DDR_MEM || attr > ACL_MEM_P2P_HUGE1G) {
     return fail(ACL_ERROR_INVALID_PARAM, "%s: prop->memAttr (%d) is not an aclrtMemAttr", api,
                 attr);
   }
-  const int type = static_cast<int>(prop->location.type);
+  const int type = raw(prop->location.type);
   if (type == ACL_MEM_LOCATION_TYPE_DEVICE) {
     if (prop->location.id >= static_cast<uint32_t>(device_count())) {
       return fail(ACL_ERROR_INVALID_PARAM,

@@ -11,14 +11,17 @@ cdef class _Buf:
     cdef bint readonly
     cdef object obj            # what the caller passed (returned as the result)
     cdef object keep           # what keeps the memory alive
+    cdef object layout         # None: C order; else (shape, strides in elements)
 
 
 cdef _Buf _as_buf(object obj, str api, str argname, bint writable, object dtype,
-                  int32_t device):
+                  int32_t device, bint any_order=False):
     """Resolve a buffer argument, raising TypeError/ValueError/BufferError.
 
     `dtype` (not None) reinterprets the bytes as that HCCL type (e.g.
     BFLOAT16 on a uint16 array). `device` is the communicator's device.
+    `any_order`: accept any dense layout (Fortran order, transposes), for
+    element-wise collectives where memory order does not matter.
     """
     cdef _Buf b = _Buf.__new__(_Buf)
     cdef DeviceArray a
@@ -28,7 +31,7 @@ cdef _Buf _as_buf(object obj, str api, str argname, bint writable, object dtype,
     b.obj = obj
     if isinstance(obj, DeviceArray):
         a = <DeviceArray>obj
-        if not a._contig:
+        if not (a._contig or (any_order and _is_dense(a._shape, a._strides, a._itemsize))):
             raise BufferError(f"{api}: {argname} is not contiguous")
         if a._mem.device != device:
             raise ValueError(f"{api}: {argname} is on device {a._mem.device}, "
@@ -39,6 +42,7 @@ cdef _Buf _as_buf(object obj, str api, str argname, bint writable, object dtype,
         b.count = a._size
         b.readonly = False
         b.keep = a
+        b.layout = None if a._contig else _layout(a._shape, a._strides, a._itemsize)
     else:
         if obj is None:
             raise TypeError(f"{api}: {argname} must be a DeviceArray or a host array, not None")
@@ -50,15 +54,16 @@ cdef _Buf _as_buf(object obj, str api, str argname, bint writable, object dtype,
         elif PyObject_CheckBuffer(obj):
             arr = np.asarray(obj)
         elif hasattr(obj, "__dlpack__"):
-            try:
-                arr = np.from_dlpack(obj)
-            except (BufferError, TypeError, ValueError, RuntimeError) as exc:
-                raise BufferError(f"{api}: {argname} cannot be read through DLPack "
-                                  f"as host memory: {exc}") from None
+            arr = _from_dlpack(obj, api, argname)
         else:
             raise TypeError(f"{api}: {argname} must be a DeviceArray or a host array "
                             f"(buffer protocol or DLPack), not {type(obj).__name__}")
-        if not cnp.PyArray_IS_C_CONTIGUOUS(arr):
+        if cnp.PyArray_IS_C_CONTIGUOUS(arr):
+            b.layout = None
+        elif any_order and _is_dense((<object>arr).shape, (<object>arr).strides,
+                                     arr.itemsize):
+            b.layout = _layout((<object>arr).shape, (<object>arr).strides, arr.itemsize)
+        else:
             raise BufferError(f"{api}: {argname} is not contiguous")
         b.ptr = cnp.PyArray_DATA(arr)
         b.nbytes = cnp.PyArray_NBYTES(arr)
@@ -81,6 +86,48 @@ cdef _Buf _as_buf(object obj, str api, str argname, bint writable, object dtype,
     if writable and b.readonly:
         raise BufferError(f"{api}: {argname} is read-only")
     return b
+
+
+cdef bint _is_dense(tuple shape, tuple strides, Py_ssize_t itemsize):
+    """True if the elements fill one gap-free block starting at element 0, in any axis order."""
+    cdef Py_ssize_t expect = itemsize
+    dims = []
+    for k in range(len(shape)):
+        if shape[k] == 0:
+            return True
+        if shape[k] != 1:
+            if strides[k] <= 0:
+                return False
+            dims.append((strides[k], shape[k]))
+    for st, n in sorted(dims):
+        if st != expect:
+            return False
+        expect *= n
+    return True
+
+
+cdef object _layout(tuple shape, tuple strides, Py_ssize_t itemsize):
+    return (shape, tuple(s // itemsize for s in strides))
+
+
+cdef int _check_same_layout(_Buf a, _Buf b, str api, str an, str bn) except -1:
+    """Element-wise collectives pair elements by memory position: the orders must agree."""
+    if a.layout is None and b.layout is None:
+        return 0
+    la = a.layout if a.layout is not None else "C order"
+    lb = b.layout if b.layout is not None else "C order"
+    if la != lb:
+        raise ValueError(f"{api}: {an} and {bn} have different memory layouts "
+                         f"({_layout_name(a.layout)} and {_layout_name(b.layout)}); "
+                         "elements are paired by memory position, so use the same order")
+    return 0
+
+
+cdef str _layout_name(object layout):
+    if layout is None:
+        return "C order"
+    shape, strides = layout
+    return f"shape {shape}, strides {strides} elements"
 
 
 cdef str _dt_name(int hdt):

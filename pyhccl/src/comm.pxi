@@ -21,6 +21,7 @@ cdef class Comm:
         config: None, a CommConfig or a dict of its options.
 
     Raises:
+        TypeError, ValueError: bad nranks, rank, root_info or config.
         HcclError: initialisation failed (e.g. timeout joining the root).
     """
 
@@ -58,7 +59,7 @@ cdef class Comm:
         except TypeError:
             raise TypeError(f"Comm: rank must be an int, not {type(rank).__name__}") from None
         if not 0 <= r_py < n:
-            raise ValueError(f"Comm: rank {r_py} out of range for {n} ranks")
+            raise ValueError(f"Comm: rank {r_py} out of range for {_n_ranks(n)}")
         r = r_py
         if isinstance(root_info, RootInfo):
             ri = <RootInfo>root_info
@@ -122,11 +123,12 @@ cdef class Comm:
         """(sendbuf, recvbuf) _Bufs of all_reduce / reduce; recvbuf None: in place."""
         cdef _Buf sb, rb
         if recvbuf is None:
-            sb = _as_buf(sendbuf, api, "sendbuf", out_writable, dtype, self._device)
+            sb = _as_buf(sendbuf, api, "sendbuf", out_writable, dtype, self._device, True)
             return sb, sb
-        sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
-        rb = _as_buf(recvbuf, api, "recvbuf", out_writable, dtype, self._device)
+        sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device, True)
+        rb = _as_buf(recvbuf, api, "recvbuf", out_writable, dtype, self._device, True)
         _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
+        _check_same_layout(sb, rb, api, "sendbuf", "recvbuf")
         if rb.count != sb.count:
             raise ValueError(f"{api}: recvbuf has {rb.count} elements, sendbuf "
                              f"{sb.count}; they must be equal")
@@ -147,7 +149,7 @@ cdef class Comm:
         _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
         if whole.count != block.count * self._size:
             raise ValueError(f"{api}: {wname} has {whole.count} elements; it must have "
-                             f"{bname}'s {block.count} x {self._size} ranks = "
+                             f"{bname}'s {block.count} x {_n_ranks(self._size)} = "
                              f"{block.count * self._size}")
         _check_no_overlap(block, whole, api, self._rank * block.nbytes)
         return 0
@@ -327,7 +329,10 @@ cdef class Comm:
         enqueues the work on `stream` (None: the current stream) and returns;
         synchronise the stream before reading the result. In place when
         `recvbuf` is None or the same buffer as `sendbuf`. The buffers must
-        have the same size and dtype. Calls HcclAllReduce.
+        have the same size and dtype. Element order does not matter, so any
+        contiguous layout (C or Fortran order, a transposed view) is
+        accepted; elements are paired by memory position, so both buffers,
+        and every rank, must use the same layout. Calls HcclAllReduce.
 
         Args:
             sendbuf: input (DeviceArray or contiguous host array).
@@ -342,7 +347,7 @@ cdef class Comm:
 
         Raises:
             TypeError, ValueError, BufferError: bad arguments (before any C call).
-            HcclError: HcclAllReduce failed.
+            HcclError: HcclAllReduce refused the call.
         """
         cdef str api = "all_reduce"
         self._check(api)
@@ -364,16 +369,22 @@ cdef class Comm:
         root. Asynchronous: it enqueues the work on `stream` (None: the
         current stream) and returns; synchronise the stream before reading
         the result. Always in place: `buf` is the input on the root and the
-        output elsewhere (so it must be writable there). Calls HcclBroadcast.
+        output elsewhere (so it must be writable there). Any contiguous
+        layout (C or Fortran order) is accepted; every rank must use the
+        same one. Calls HcclBroadcast.
 
         Returns:
             buf.
+
+        Raises:
+            TypeError, ValueError, BufferError: bad arguments (before any C call).
+            HcclError: HcclBroadcast refused the call.
         """
         cdef str api = "broadcast"
         self._check(api)
         cdef uint32_t r = self._check_root(root, api, "root")
         cdef Stream s = self._stream(stream, api)
-        cdef _Buf b = _as_buf(buf, api, "buf", r != self._rank, dtype, self._device)
+        cdef _Buf b = _as_buf(buf, api, "buf", r != self._rank, dtype, self._device, True)
         with nogil:
             CHKHCCL(HcclBroadcast(b.ptr, b.count, <HcclDataType>b.hdt, r, self._handle,
                                   s._handle), "HcclBroadcast")
@@ -392,6 +403,10 @@ cdef class Comm:
 
         Returns:
             recvbuf.
+
+        Raises:
+            TypeError, ValueError, BufferError: bad arguments (before any C call).
+            HcclError: HcclAllGather refused the call.
         """
         cdef str api = "all_gather"
         self._check(api)
@@ -416,6 +431,10 @@ cdef class Comm:
 
         Returns:
             recvbuf.
+
+        Raises:
+            TypeError, ValueError, BufferError: bad arguments (before any C call).
+            HcclError: HcclReduceScatter refused the call.
         """
         cdef str api = "reduce_scatter"
         self._check(api)
@@ -438,10 +457,16 @@ cdef class Comm:
         root. Asynchronous: it enqueues the work on `stream` (None: the
         current stream) and returns; synchronise the stream before reading
         the result. In place when `recvbuf` is None or `sendbuf`. `recvbuf`
-        is only written on the root. Calls HcclReduce.
+        is only written on the root. Like all_reduce(), any contiguous
+        layout is accepted (the same on both buffers and every rank).
+        Calls HcclReduce.
 
         Returns:
             The output buffer (recvbuf, or sendbuf when in place).
+
+        Raises:
+            TypeError, ValueError, BufferError: bad arguments (before any C call).
+            HcclError: HcclReduce refused the call.
         """
         cdef str api = "reduce"
         self._check(api)
@@ -467,6 +492,10 @@ cdef class Comm:
 
         Returns:
             recvbuf.
+
+        Raises:
+            TypeError, ValueError, BufferError: bad arguments (before any C call).
+            HcclError: HcclScatter refused the call.
         """
         cdef str api = "scatter"
         self._check(api)
@@ -495,6 +524,10 @@ cdef class Comm:
 
         Returns:
             recvbuf.
+
+        Raises:
+            TypeError, ValueError, BufferError: bad arguments (before any C call).
+            HcclError: HcclAlltoAll refused the call.
         """
         cdef str api = "all_to_all"
         self._check(api)
@@ -523,13 +556,35 @@ cdef class Comm:
     def send(self, buf, peer, *, stream=None, dtype=None):
         """Send `buf` to rank `peer`, which calls recv() with as many elements.
 
-        Point to point: pairs with recv() on `peer`, in the same order.
-        Asynchronous: it enqueues the work on `stream` (None: the current
-        stream) and returns; `buf` must not change until the stream has run
-        it. Calls HcclSend.
+        Point to point, asynchronous: it enqueues the send on `stream` (None:
+        the current stream) and returns; `buf` must not change until the
+        stream has run it. Calls HcclSend.
+
+        Pairing rules:
+
+        - Sends from rank A to rank B match B's receives from A in order:
+          the first send with the first receive, and so on (per
+          communicator).
+        - A send and its receive must have the same count and dtype; a
+          mismatch fails the operation (HCCL_E_PARA at the receiver,
+          reported by synchronize()).
+        - A send returns once its data is in the pair's channel, so a small
+          message does not wait for the receiver; a large one (more than the
+          channel holds: PYHCCL_SLOTS x PYHCCL_SLOT_BYTES, 1 MiB by default,
+          on one host; the socket buffers between hosts) waits for the
+          receive.
+          A ring of ranks that all send first and receive second on one
+          stream therefore hangs with large messages (until
+          HCCL_EXEC_TIMEOUT): put the ring's sends and receives inside
+          ``with pyhccl.group():``, or use batch_send_recv(), so that they
+          progress together.
 
         Returns:
             buf.
+
+        Raises:
+            TypeError, ValueError, BufferError: bad arguments (before any C call).
+            HcclError: HcclSend refused the call.
         """
         cdef str api = "send"
         self._check(api)
@@ -545,13 +600,19 @@ cdef class Comm:
     def recv(self, buf, peer, *, stream=None, dtype=None):
         """Receive into `buf` from rank `peer`, which calls send() with as many elements.
 
-        Point to point: pairs with send() on `peer`, in the same order.
-        Asynchronous: it enqueues the work on `stream` (None: the current
-        stream) and returns; synchronise the stream before reading `buf`.
-        Calls HcclRecv.
+        Point to point, asynchronous: it enqueues the receive on `stream`
+        (None: the current stream) and returns; synchronise the stream before
+        reading `buf`. The pairing rules of send() apply: receives match the
+        peer's sends in order, with the same count and dtype, and a ring of
+        blocking send/recv pairs needs ``with pyhccl.group():`` (or
+        batch_send_recv()). Calls HcclRecv.
 
         Returns:
             buf.
+
+        Raises:
+            TypeError, ValueError, BufferError: bad arguments (before any C call).
+            HcclError: HcclRecv refused the call.
         """
         cdef str api = "recv"
         self._check(api)
@@ -570,12 +631,167 @@ cdef class Comm:
         Collective: every rank calls it, in the same order. Asynchronous: it
         enqueues the barrier on `stream` (None: the current stream) and
         returns; synchronise the stream to wait for it. Calls HcclBarrier.
+
+        Raises:
+            TypeError: `stream` is not a Stream.
+            ValueError: the communicator or the stream is destroyed, or the
+                stream is on another device.
+            HcclError: HcclBarrier refused the call.
         """
         cdef str api = "barrier"
         self._check(api)
         cdef Stream s = self._stream(stream, api)
         with nogil:
             CHKHCCL(HcclBarrier(self._handle, s._handle), "HcclBarrier")
+
+    def all_gather_v(self, sendbuf, recvbuf, recv_counts, recv_displs=None, *, stream=None,
+                     dtype=None):
+        """Gather blocks of different sizes: rank i's `sendbuf` lands at recv_displs[i] in `recvbuf`.
+
+        Collective: every rank calls it, in the same order, with the same
+        recv_counts and recv_displs. Asynchronous: it enqueues the work on
+        `stream` (None: the current stream) and returns; synchronise the
+        stream before reading the result. Calls HcclAllGatherV.
+
+        Args:
+            sendbuf: this rank's block, recv_counts[rank] elements.
+            recvbuf: output holding every block (writable).
+            recv_counts: elements from each rank (a sequence or numpy array
+                of size ints).
+            recv_displs: where each rank's block starts in recvbuf, in
+                elements; None packs the blocks in rank order. The blocks
+                must not overlap and must fit in recvbuf.
+            stream: the Stream to enqueue on (keyword only).
+            dtype: reinterpret both buffers as this DataType.
+
+        In place when `sendbuf` is exactly this rank's block of `recvbuf`.
+
+        Returns:
+            recvbuf.
+
+        Raises:
+            TypeError, ValueError, BufferError: bad arguments (before any C call).
+            HcclError: HcclAllGatherV refused the call.
+        """
+        return _all_gather_v(self, sendbuf, recvbuf, recv_counts, recv_displs, stream, dtype)
+
+    def reduce_scatter_v(self, sendbuf, recvbuf, send_counts, send_displs=None, op=SUM, *,
+                         stream=None, dtype=None):
+        """Reduce `sendbuf` over all ranks with `op`; rank i gets the block of send_counts[i] at send_displs[i].
+
+        Collective: every rank calls it, in the same order, with the same
+        send_counts and send_displs. Asynchronous: it enqueues the work on
+        `stream` (None: the current stream) and returns; synchronise the
+        stream before reading the result. Calls HcclReduceScatterV.
+
+        Args:
+            sendbuf: input holding every rank's block.
+            recvbuf: output, send_counts[rank] elements (writable).
+            send_counts: elements of each rank's block (size ints).
+            send_displs: where each block starts in sendbuf, in elements;
+                None packs them in rank order. Blocks must fit in sendbuf.
+            op: ReduceOp, "sum"/"prod"/"max"/"min" or an mpi4py op.
+            stream: the Stream to enqueue on (keyword only).
+            dtype: reinterpret both buffers as this DataType.
+
+        In place when `recvbuf` is exactly this rank's block of `sendbuf`.
+
+        Returns:
+            recvbuf.
+
+        Raises:
+            TypeError, ValueError, BufferError: bad arguments (before any C call).
+            HcclError: HcclReduceScatterV refused the call.
+        """
+        return _reduce_scatter_v(self, sendbuf, recvbuf, send_counts, send_displs, op,
+                                 stream, dtype)
+
+    def all_to_all_v(self, sendbuf, recvbuf, send_counts, recv_counts, send_displs=None,
+                     recv_displs=None, *, stream=None, dtype=None):
+        """Send send_counts[j] elements to each rank j; receive recv_counts[i] from each rank i.
+
+        Collective: every rank calls it, in the same order; send_counts[j]
+        on rank i must equal recv_counts[i] on rank j (a mismatch fails the
+        operation, reported by synchronize()). Asynchronous: it enqueues the
+        work on `stream` (None: the current stream) and returns; synchronise
+        the stream before reading the result. Not in place. Calls
+        HcclAlltoAllV.
+
+        Args:
+            sendbuf: input; the block for rank j starts at send_displs[j].
+            recvbuf: output; the block from rank i lands at recv_displs[i]
+                (blocks must not overlap).
+            send_counts, recv_counts: elements per peer (size ints each).
+            send_displs, recv_displs: block offsets in elements; None packs
+                the blocks in rank order.
+            stream: the Stream to enqueue on (keyword only).
+            dtype: reinterpret both buffers as this DataType.
+
+        Returns:
+            recvbuf.
+
+        Raises:
+            TypeError, ValueError, BufferError: bad arguments (before any C call).
+            HcclError: HcclAlltoAllV refused the call.
+        """
+        return _all_to_all_v(self, sendbuf, recvbuf, send_counts, recv_counts, send_displs,
+                             recv_displs, stream, dtype)
+
+    def all_to_all_vc(self, sendbuf, recvbuf, send_count_matrix, *, stream=None, dtype=None):
+        """All-to-all from a matrix of counts: rank i sends matrix[i][j] elements to rank j.
+
+        Collective: every rank calls it, in the same order, with the same
+        matrix. Asynchronous: it enqueues the work on `stream` (None: the
+        current stream) and returns; synchronise the stream before reading
+        the result. Blocks are packed in rank order in both buffers: this
+        rank sends row `rank` and receives column `rank`. Not in place.
+        Calls HcclAlltoAllVC.
+
+        Args:
+            sendbuf: input, at least sum(matrix[rank]) elements.
+            recvbuf: output, at least sum of column `rank` elements.
+            send_count_matrix: size x size ints (nested sequences, a 2-d
+                array, or a flat sequence of size * size), row = sender.
+            stream: the Stream to enqueue on (keyword only).
+            dtype: reinterpret both buffers as this DataType.
+
+        Returns:
+            recvbuf.
+
+        Raises:
+            TypeError, ValueError, BufferError: bad arguments (before any C call).
+            HcclError: HcclAlltoAllVC refused the call.
+        """
+        return _all_to_all_vc(self, sendbuf, recvbuf, send_count_matrix, stream, dtype)
+
+    def batch_send_recv(self, items, *, stream=None, dtype=None):
+        """Run a batch of sends and receives that progress together (HcclBatchSendRecv).
+
+        Point to point, asynchronous: it enqueues the whole batch on `stream`
+        (None: the current stream) and returns; synchronise the stream before
+        reading the received buffers. All items progress together, so a ring
+        or any pattern of exchanges cannot deadlock inside one batch. Items
+        between a pair of ranks match in order (as send() and recv() do),
+        with equal counts and dtypes; sending to this rank itself works when the
+        matching receive is in the same batch.
+
+        Args:
+            items: iterable of (kind, buf, peer) tuples; kind is "send" or
+                "recv", peer the other rank. A received-into buffer must not
+                overlap any other buffer of the batch.
+            stream: the Stream to enqueue on (keyword only).
+            dtype: reinterpret every buffer as this DataType.
+
+        Raises:
+            TypeError, ValueError, BufferError: bad arguments (before any C call).
+            HcclError: HcclBatchSendRecv refused the call.
+        """
+        return _batch_send_recv(self, items, stream, dtype)
+
+
+cdef str _n_ranks(Py_ssize_t n):
+    """'1 rank', '4 ranks'."""
+    return f"{n} rank" if n == 1 else f"{n} ranks"
 
 
 cdef int _keep(Stream s, object objects) except -1:

@@ -1,6 +1,11 @@
 # DeviceArray: a numpy-like n-d view of device memory (aclrtMalloc), and the
 # factories that make one.
 
+# Arrays up to this many elements show their values in repr() (numpy summarises
+# from 1000 elements on; a device array also has to be copied first).
+_REPR_MAX = 1000
+
+
 cdef tuple _norm_shape(object shape, str api, bint allow_neg1=False):
     """Shape tuple from an int or a sequence of ints."""
     cdef list dims = []
@@ -61,20 +66,31 @@ cdef Py_ssize_t _prod(tuple shape):
 
 
 cdef str _dtype_name(object dt):
-    return "bfloat16" if _is_bf16_dtype(dt) else str(dt)
+    cdef int hdt = _extra_hdt(dt)
+    return _EXTRA_NAMES[hdt] if hdt >= 0 else str(dt)
 
 
 cdef object _host_as(object value, object dt, int hdt):
     """`value` as a numpy array of dtype `dt` (bfloat16: rounded bit patterns)."""
     a = value if isinstance(value, np.ndarray) else _host_asarray(value)
-    if not _HAVE_ML_DTYPES and hdt != HCCL_DATA_TYPE_BFP16 and _is_bf16_dtype(a.dtype):
+    cdef int src = _extra_hdt(a.dtype)
+    if src == hdt:
+        return a.view(dt) if a.dtype != dt else a
+    if src >= 0 and _is_tagged(a.dtype):
+        if src != HCCL_DATA_TYPE_BFP16:
+            raise TypeError(f"cannot convert {_EXTRA_NAMES[src]} bit patterns to "
+                            f"{_dtype_name(dt)} without ml_dtypes")
         a = bfloat16_to_float(a)        # bit patterns -> values, not integers
-    if hdt == HCCL_DATA_TYPE_BFP16 and not _HAVE_ML_DTYPES:
-        if a.dtype.kind == "u" and a.dtype.itemsize == 2:
-            a = a.astype(np.uint16, copy=False)
-        else:
-            a = float_to_bfloat16(a)
-        return a.view(bfloat16)
+    if hdt in _EXTRA_NAMES and a.dtype.kind == "u" and a.dtype.itemsize == dt.itemsize:
+        return a.view(dt)                # unsigned ints of the same size: bit patterns
+    if _is_tagged(dt):
+        if (hdt != HCCL_DATA_TYPE_BFP16 and hdt != HCCL_DATA_TYPE_FP8E8M0
+                and a.dtype.kind in "biuf" and not a.any()):
+            return np.zeros(a.shape, dt)    # +0.0 is all zero bits (e4m3fn, e5m2)
+        if hdt != HCCL_DATA_TYPE_BFP16:
+            raise TypeError(f"converting {a.dtype} values to {_EXTRA_NAMES[hdt]} needs "
+                            f"ml_dtypes; pass uint8 bit patterns instead")
+        return float_to_bfloat16(a).view(dt)
     return a.astype(dt, copy=False)
 
 
@@ -83,8 +99,12 @@ cdef object _host_asarray(object obj):
     if isinstance(obj, np.ndarray):
         return obj
     if (not PyObject_CheckBuffer(obj) and hasattr(obj, "__dlpack__")
-            and not hasattr(obj, "__array_interface__") and not hasattr(obj, "__array__")):
-        return np.from_dlpack(obj)
+            and not hasattr(obj, "__array_interface__")):
+        try:
+            return _from_dlpack(obj, "asarray", "obj")
+        except BufferError:
+            if not hasattr(obj, "__array__"):
+                raise
     return np.asarray(obj)
 
 
@@ -160,7 +180,13 @@ cdef class DeviceArray:
 
     @property
     def dtype(self):
-        """numpy dtype of the elements (pyhccl.bfloat16 for bfloat16)."""
+        """numpy dtype of the elements.
+
+        numpy has no bfloat16 or float8 types: for those this is ml_dtypes'
+        dtype when ml_dtypes is installed, otherwise an unsigned integer
+        dtype of the same size (uint16 for bfloat16) whose values are the bit
+        patterns; hccl_dtype then still says BFLOAT16, and repr() says so.
+        """
         return self._dtype
 
     @property
@@ -214,8 +240,29 @@ cdef class DeviceArray:
         return self._shape[0]
 
     def __repr__(self):
-        return (f"DeviceArray(shape={self._shape}, dtype={_dtype_name(self._dtype)}, "
-                f"device={self._mem.device})")
+        """Values like numpy's repr for arrays of up to _REPR_MAX elements, else the shape.
+
+        Showing values copies the array to the host after waiting for the
+        current stream.
+        """
+        name = _dtype_name(self._dtype)
+        if _is_tagged(self._dtype):
+            name += (f" (numpy dtype {self._dtype.name}: bit patterns; install ml_dtypes "
+                     "for a numpy dtype of it)")
+        tail = f"dtype={name}, device={self._mem.device}"
+        if self._size <= _REPR_MAX and (self._hdt == HCCL_DATA_TYPE_BFP16
+                                        or not _is_tagged(self._dtype)):
+            try:
+                values = self.get()
+                if _is_tagged(self._dtype):
+                    values = bfloat16_to_float(values).reshape(self._shape)
+                body = np.array2string(values, separator=", ", prefix="DeviceArray(")
+                if self._size == 0:
+                    body = f"[], shape={self._shape}"
+                return f"DeviceArray({body}, {tail})"
+            except Exception:          # e.g. a failed stream: still say what it is
+                pass
+        return f"DeviceArray(shape={self._shape}, {tail})"
 
     # ---- views -----------------------------------------------------------
 

@@ -97,8 +97,8 @@ cdef int _dl_fill(pyhccl_DLTensor *t, DeviceArray a, int64_t *dims) except -1:
     cdef int k
     cdef uint8_t code
     kind = a._dtype.kind
-    if a._hdt == HCCL_DATA_TYPE_BFP16:
-        code = 4          # kDLBfloat
+    if a._hdt in _DL_EXTRA_CODES:
+        code = _DL_EXTRA_CODES[a._hdt]    # kDLBfloat, kDLFloat8_*
     elif kind == "i":
         code = 0          # kDLInt
     elif kind == "u":
@@ -160,3 +160,98 @@ cdef object _dlpack_export(DeviceArray a, bint versioned):
     mt.deleter = _dl_deleter
     Py_INCREF(a)
     return PyCapsule_New(block, b"dltensor", _dl_capsule_destructor)
+
+
+# ---- DLPack import: host (CPU) tensors of other frameworks ------------------
+#
+# numpy.from_dlpack handles the common types; bfloat16 and float8 (which numpy
+# lacks) come through this importer as arrays of pyhccl's dtypes for them.
+
+from cpython.pycapsule cimport PyCapsule_SetName
+
+# DLPack type code -> HCCL type of the float types numpy has no dtype for
+_DL_EXTRA_TYPES = {(4, 16): HCCL_DATA_TYPE_BFP16, (10, 8): HCCL_DATA_TYPE_FP8E4M3,
+                   (12, 8): HCCL_DATA_TYPE_FP8E5M2, (14, 8): HCCL_DATA_TYPE_FP8E8M0}
+_DL_EXTRA_CODES = {hdt: key[0] for key, hdt in _DL_EXTRA_TYPES.items()}
+_DL_READ_ONLY = 1
+
+
+cdef class _DLOwner:
+    """Owns an imported DLPack tensor; numpy arrays over it keep it alive."""
+
+    cdef void *_managed
+    cdef bint _versioned
+    cdef public dict __array_interface__
+
+    def __dealloc__(self):
+        cdef pyhccl_DLManagedTensor *mt
+        cdef pyhccl_DLManagedTensorVersioned *vt
+        if self._managed == NULL:
+            return
+        if self._versioned:
+            vt = <pyhccl_DLManagedTensorVersioned *>self._managed
+            if vt.deleter != NULL:
+                vt.deleter(vt)
+        else:
+            mt = <pyhccl_DLManagedTensor *>self._managed
+            if mt.deleter != NULL:
+                mt.deleter(mt)
+        self._managed = NULL
+
+
+cdef object _dlpack_import(object obj, str api, str argname):
+    """A numpy array viewing `obj`'s DLPack CPU tensor (of any type pyhccl knows)."""
+    cdef pyhccl_DLTensor *t
+    cdef _DLOwner owner = _DLOwner.__new__(_DLOwner)
+    cdef bint readonly = False
+    cdef int k
+    try:
+        capsule = obj.__dlpack__(max_version=(1, 0))
+    except TypeError:
+        capsule = obj.__dlpack__()        # a producer older than DLPack 1.0
+    if PyCapsule_IsValid(capsule, b"dltensor_versioned"):
+        owner._managed = PyCapsule_GetPointer(capsule, b"dltensor_versioned")
+        owner._versioned = True
+        PyCapsule_SetName(capsule, b"used_dltensor_versioned")
+        t = &(<pyhccl_DLManagedTensorVersioned *>owner._managed).dl_tensor
+        readonly = ((<pyhccl_DLManagedTensorVersioned *>owner._managed).flags
+                    & _DL_READ_ONLY) != 0
+    elif PyCapsule_IsValid(capsule, b"dltensor"):
+        owner._managed = PyCapsule_GetPointer(capsule, b"dltensor")
+        PyCapsule_SetName(capsule, b"used_dltensor")
+        t = &(<pyhccl_DLManagedTensor *>owner._managed).dl_tensor
+    else:
+        raise BufferError(f"{api}: {argname}.__dlpack__() returned no DLPack capsule")
+    if t.device.device_type not in (1, 3):            # kDLCPU, kDLCUDAHost
+        raise BufferError(f"{api}: {argname} is on DLPack device type "
+                          f"{t.device.device_type}, not in host memory")
+    key = (t.dtype.code, t.dtype.bits)
+    if t.dtype.lanes != 1 or key not in _DL_EXTRA_TYPES:
+        raise BufferError(f"{api}: {argname} has DLPack type (code {t.dtype.code}, "
+                          f"{t.dtype.bits} bits, {t.dtype.lanes} lanes), which HCCL "
+                          "does not support")
+    hdt = _DL_EXTRA_TYPES[key]
+    isz = t.dtype.bits // 8
+    shape = tuple(t.shape[k] for k in range(t.ndim))
+    strides = None if t.strides == NULL else tuple(t.strides[k] * isz for k in range(t.ndim))
+    owner.__array_interface__ = {
+        "version": 3, "shape": shape, "strides": strides, "typestr": f"|u{isz}",
+        "data": (<uintptr_t>t.data + t.byte_offset, readonly)}
+    return np.asarray(owner).view(_extra_dtype(hdt))
+
+
+cdef object _from_dlpack(object obj, str api, str argname):
+    """numpy view of a DLPack host tensor, raising BufferError naming the call."""
+    try:
+        return np.from_dlpack(obj)
+    except (BufferError, TypeError, ValueError, RuntimeError) as exc:
+        first = exc
+    try:
+        return _dlpack_import(obj, api, argname)
+    except BufferError as exc:
+        if str(exc).startswith(f"{api}: "):
+            raise
+    except Exception:
+        pass
+    raise BufferError(f"{api}: {argname} cannot be read through DLPack as host "
+                      f"memory: {first}") from None

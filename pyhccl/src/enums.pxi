@@ -79,20 +79,39 @@ _DT_ALIASES = {
 
 _OP_ALIASES = {"sum": 0, "prod": 1, "product": 1, "max": 2, "min": 3}
 
-# bfloat16 as a numpy dtype: ml_dtypes' when installed, otherwise uint16 storage
-# tagged by dtype metadata (numpy itself has no bfloat16).
+# bfloat16 and the float8 types as numpy dtypes: ml_dtypes' when installed,
+# otherwise integer storage of the same size tagged by dtype metadata (numpy
+# itself has none of them; values are then bit patterns).
+_EXTRA_NAMES = {HCCL_DATA_TYPE_BFP16: "bfloat16", HCCL_DATA_TYPE_FP8E4M3: "float8_e4m3fn",
+                HCCL_DATA_TYPE_FP8E5M2: "float8_e5m2", HCCL_DATA_TYPE_FP8E8M0: "float8_e8m0fnu"}
 try:
     import ml_dtypes as _ml_dtypes
-    bfloat16 = np.dtype(_ml_dtypes.bfloat16)
     _HAVE_ML_DTYPES = True
 except ImportError:
-    bfloat16 = np.dtype(np.uint16, metadata={"pyhccl": "bfloat16"})
     _HAVE_ML_DTYPES = False
 
-# ml_dtypes' 8-bit floats -> HcclDataType (by dtype name; the encodings are the
-# ones CANN's FP8 types use). INT128 and HIF8 have no numpy type: use uint8
-# buffers and dtype=pyhccl.INT128 / pyhccl.HIF8.
-_ML_FP8 = {"float8_e4m3fn": 15, "float8_e5m2": 16, "float8_e8m0fnu": 17}
+
+cdef object _make_extra_dtype(int hdt):
+    name = _EXTRA_NAMES[hdt]
+    if _HAVE_ML_DTYPES and hasattr(_ml_dtypes, name):
+        return np.dtype(getattr(_ml_dtypes, name))
+    return np.dtype(np.uint16 if hdt == HCCL_DATA_TYPE_BFP16 else np.uint8,
+                    metadata={"pyhccl": name})
+
+
+_EXTRA_DTYPES = {hdt: _make_extra_dtype(hdt) for hdt in _EXTRA_NAMES}
+_EXTRA_BY_NAME = {name: hdt for hdt, name in _EXTRA_NAMES.items()}
+bfloat16 = _EXTRA_DTYPES[HCCL_DATA_TYPE_BFP16]
+
+
+cdef object _extra_dtype(int hdt):
+    """numpy dtype of bfloat16 / a float8 type (ml_dtypes', or tagged integers)."""
+    return _EXTRA_DTYPES[hdt]
+
+
+cdef inline bint _is_tagged(object dt):
+    """True for the tagged integer stand-ins (values are bit patterns)."""
+    return dt.metadata is not None and "pyhccl" in dt.metadata
 
 # (kind, itemsize) of a native numpy dtype -> HcclDataType
 _NP_KIND_SIZE = {
@@ -106,20 +125,26 @@ _DT_NUMPY = {
     0: np.dtype(np.int8), 1: np.dtype(np.int16), 2: np.dtype(np.int32),
     5: np.dtype(np.int64), 7: np.dtype(np.uint8), 8: np.dtype(np.uint16),
     9: np.dtype(np.uint32), 6: np.dtype(np.uint64), 3: np.dtype(np.float16),
-    4: np.dtype(np.float32), 10: np.dtype(np.float64), 11: bfloat16,
+    4: np.dtype(np.float32), 10: np.dtype(np.float64),
 }
-if _HAVE_ML_DTYPES:
-    for _name, _hdt in _ML_FP8.items():
-        if hasattr(_ml_dtypes, _name):
-            _DT_NUMPY[_hdt] = np.dtype(getattr(_ml_dtypes, _name))
+_DT_NUMPY.update(_EXTRA_DTYPES)
 
 _NP_CACHE = {}
 
 
 cdef inline bint _is_bf16_dtype(object dt):
-    if dt.metadata is not None and dt.metadata.get("pyhccl") == "bfloat16":
-        return True
-    return dt.name == "bfloat16"
+    return _extra_hdt(dt) == HCCL_DATA_TYPE_BFP16
+
+
+cdef inline int _extra_hdt(object dt):
+    """HCCL type of a bfloat16 / float8 dtype (ml_dtypes' or tagged), else -1."""
+    if dt.metadata is not None:
+        name = dt.metadata.get("pyhccl")
+        if name is not None:
+            return _EXTRA_BY_NAME.get(name, -1)
+    if dt.fields is None:                  # ml_dtypes' types, by name
+        return _EXTRA_BY_NAME.get(dt.name, -1)
+    return -1
 
 
 cdef int _numpy_to_hccl(object dt) except -2:
@@ -129,13 +154,9 @@ cdef int _numpy_to_hccl(object dt) except -2:
         hit = _NP_CACHE.get(dt)
         if hit is not None:
             return hit
-    if _is_bf16_dtype(dt):
-        return HCCL_DATA_TYPE_BFP16
-    if dt.itemsize == 1 and dt.name in _ML_FP8:      # kind "V" or "f", by version
-        return _ML_FP8[dt.name]
-    if not dt.isnative:
-        return -1
-    res = _NP_KIND_SIZE.get((dt.kind, dt.itemsize), -1)
+    res = _extra_hdt(dt)
+    if res < 0 and dt.isnative:
+        res = _NP_KIND_SIZE.get((dt.kind, dt.itemsize), -1)
     if dt.metadata is None:
         _NP_CACHE[dt] = res
     return res

@@ -94,10 +94,20 @@ def hccl_result_name(code):
     return _HCCL_RESULT_NAMES.get(int(code), "HCCL_E_UNKNOWN")
 
 
-class _CallError(RuntimeError):
-    """Base of HcclError and AclError: a failed C call and its return code."""
+class Error(RuntimeError):
+    """Base class of the errors pyhccl raises for a failed C call: HcclError and AclError.
 
-    _code_name = None           # code -> symbolic name, set by each subclass
+    ``except pyhccl.Error`` catches both. Bad arguments are refused before
+    any C call with TypeError, ValueError or BufferError instead.
+
+    Attributes:
+        code: the C return code (int).
+        name: its symbolic name, e.g. "HCCL_E_PARA" or "ACL_ERROR_BAD_ALLOC".
+        api: the C function that failed, e.g. "HcclAllReduce" (or None).
+        message: the full message (also str(error)).
+    """
+
+    _code_name = staticmethod(lambda code: f"code {code}")   # set by each subclass
 
     def __init__(self, code, message=None, api=None):
         code = int(code)
@@ -119,7 +129,7 @@ class _CallError(RuntimeError):
         return (type(self), (self.code, self.message, self.api))
 
 
-class HcclError(_CallError):
+class HcclError(Error):
     """Raised when an HCCL call fails.
 
     Attributes:
@@ -132,7 +142,7 @@ class HcclError(_CallError):
     _code_name = staticmethod(hccl_result_name)
 
 
-class AclError(_CallError):
+class AclError(Error):
     """Raised when an ACL runtime call fails.
 
     Attributes:

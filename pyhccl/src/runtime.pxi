@@ -124,6 +124,7 @@ def set_device(device):
     any thread (device 0 if none), selected implicitly on first use.
 
     Raises:
+        TypeError: `device` is not an int.
         ValueError: `device` is negative.
         AclError: aclrtSetDevice failed (e.g. no such device).
     """
@@ -188,6 +189,7 @@ def reset_device(device):
     destroyed first. Arrays allocated on it must not be used afterwards.
 
     Raises:
+        TypeError, ValueError: `device` is not an int >= 0.
         AclError: aclrtResetDevice failed.
     """
     cdef int32_t dev = _check_device_id(device, "reset_device")

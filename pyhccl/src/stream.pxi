@@ -311,7 +311,7 @@ cdef class Stream:
         return self.record_event(event)
 
     def launch_host_func(self, fn, *args):
-        """Enqueue a call of fn(*args) on the stream (aclrtLaunchHostFunc).
+        """Enqueue a call of ``fn(*args)`` on the stream (aclrtLaunchHostFunc).
 
         The call runs on the runtime's worker thread, in stream order, holding
         the GIL; later work on the stream waits for it to return. Returns at

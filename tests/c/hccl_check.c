@@ -816,8 +816,7 @@ static void *suicide(void *arg) {
 }
 
 /* The last rank dies (kill) or stays away (timeout); the others must get an error. */
-static int run_failure(HcclComm comm, aclrtStream s, int kill_mode) {
-  const size_t n = 1 << 20;
+static int run_failure(HcclComm comm, aclrtStream s, int kill_mode, size_t n) {
   float *x = alloc(n * 4);
   for (size_t i = 0; i < n; ++i) x[i] = 1.0f;
   int victim = g_n - 1;
@@ -828,9 +827,10 @@ static int run_failure(HcclComm comm, aclrtStream s, int kill_mode) {
     printf("rank %d: PASS stayed away\n", g_rank);
     return 0;
   }
-  if (g_rank == victim) {
+  if (g_rank == victim) {  /* CHECK_KILL_DELAY_US: when (stress runs pick it at random) */
+    const char *d = getenv("CHECK_KILL_DELAY_US");
     pthread_t th;
-    pthread_create(&th, NULL, suicide, (void *)(intptr_t)300000);
+    pthread_create(&th, NULL, suicide, (void *)(intptr_t)(d ? atol(d) : 300000));
   }
   /* Stop-on-failure stream: the Barrier queued behind the AllReduce that
    * fails is dropped unrun, which must hang neither it nor HcclCommDestroy. */
@@ -838,7 +838,9 @@ static int run_failure(HcclComm comm, aclrtStream s, int kill_mode) {
   double t0 = now_s();
   aclError e = ACL_SUCCESS;
   int iters = 0;
+  int wrong = 0;
   while (e == ACL_SUCCESS && now_s() - t0 < 40) {
+    for (size_t i = 0; i < n; ++i) x[i] = (float)(g_rank + 1);
     HcclResult r = HcclAllReduce(x, x, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, comm, s);
     if (r == HCCL_SUCCESS) r = HcclBarrier(comm, s);
     if (r != HCCL_SUCCESS) {
@@ -846,8 +848,10 @@ static int run_failure(HcclComm comm, aclrtStream s, int kill_mode) {
       break;
     }
     e = aclrtSynchronizeStream(s);
+    for (size_t i = 0; e == ACL_SUCCESS && i < n; ++i) wrong += x[i] != (float)g_n;
     ++iters;
   }
+  CHECK(wrong == 0, "%d wrong elements in collectives reported successful", wrong);
   double dt = now_s() - t0;
   HcclResult ae = HCCL_SUCCESS;
   HCCL_OK(HcclGetCommAsyncError(comm, &ae));
@@ -1002,6 +1006,44 @@ static int run_late(HcclComm comm, aclrtStream s) {
         "flight record: %u records, seq %llu state %d", n, n ? (unsigned long long)rec[0].seq : 0ull,
         n ? rec[0].state : -1);
   if (g_fail == 0) printf("rank %d: PASS late rank\n", g_rank);
+  return g_fail != 0;
+}
+
+/* The last rank stops itself (SIGSTOP) in the middle of a loop of 16 MiB
+ * AllReduces on device memory (the single-copy path); the harness resumes it
+ * (SIGCONT) after the others (2 s exec timeout) gave up. Every result a rank
+ * reports as a success must be right, and every rank must end with an error:
+ * the resumed rank must not succeed on buffers its peers abandoned. */
+static void *stop_self(void *arg) {
+  usleep((useconds_t)(intptr_t)arg);
+  raise(SIGSTOP);
+  return NULL;
+}
+
+static int run_sigstop(HcclComm comm, aclrtStream s) {
+  const size_t n = 4u << 20;
+  float *x = alloc(n * 4);
+  if (g_rank == g_n - 1) {
+    pthread_t th;
+    pthread_create(&th, NULL, stop_self, (void *)(intptr_t)(200000 + 50000 * (getpid() % 7)));
+  }
+  double t0 = now_s();
+  int iters = 0, wrong = 0;
+  aclError e = ACL_SUCCESS;
+  while (e == ACL_SUCCESS && now_s() - t0 < 30) {
+    for (size_t i = 0; i < n; ++i) x[i] = (float)(g_rank + 1);
+    HcclResult r = HcclAllReduce(x, x, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s);
+    e = r == HCCL_SUCCESS ? aclrtSynchronizeStream(s) : ACL_ERROR_RT_INTERNAL_ERROR;
+    if (e != ACL_SUCCESS) break;
+    const float want = (float)(g_n * (g_n + 1) / 2);
+    for (size_t i = 0; i < n; ++i) wrong += x[i] != want;
+    ++iters;
+  }
+  CHECK(wrong == 0, "%d wrong elements in a collective reported successful", wrong);
+  CHECK(e != ACL_SUCCESS, "no error after %.1f s (%d iterations)", now_s() - t0, iters);
+  printf("rank %d: %d good iterations, then: %s\n", g_rank, iters, aclGetRecentErrMsg());
+  release(x);
+  if (g_fail == 0) printf("rank %d: PASS sigstop\n", g_rank);
   return g_fail != 0;
 }
 
@@ -1172,11 +1214,15 @@ int main(int argc, char **argv) {
     rc = g_fail != 0;
     if (!rc) printf("rank %d: PASS suite %d checks (%s memory)\n", g_rank, g_checks, mem);
   } else if (strcmp(mode, "timeout") == 0 || strcmp(mode, "kill") == 0) {
-    rc = run_failure(comm, s, strcmp(mode, "kill") == 0);
+    /* COUNT (optional): elements per AllReduce (default 1 Mi floats) */
+    size_t count = argc > 6 ? (size_t)atoll(argv[5]) : (size_t)1 << 20;
+    rc = run_failure(comm, s, strcmp(mode, "kill") == 0, count);
     comm = NULL; /* destroyed there */
   } else if (strcmp(mode, "abort") == 0) {
     rc = run_abort(comm, s, rootfile);
     comm = NULL; /* destroyed there */
+  } else if (strcmp(mode, "sigstop") == 0) {
+    rc = run_sigstop(comm, s);
   } else if (strcmp(mode, "late") == 0) {
     rc = run_late(comm, s);
   } else if (strcmp(mode, "mismatch") == 0 && argc > 5) {

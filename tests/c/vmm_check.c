@@ -309,10 +309,10 @@ static void *copy_loop(void *arg) {
   while (!__atomic_load_n(&h->stop, __ATOMIC_ACQUIRE)) {
     aclError e = aclrtMemcpy(h->at, sizeof src, src, sizeof src, ACL_MEMCPY_HOST_TO_DEVICE);
     if (e == ACL_SUCCESS) {
-      ++h->ok;
+      __atomic_fetch_add(&h->ok, 1, __ATOMIC_RELAXED);
     } else {
       CHECK(e == ACL_ERROR_INVALID_PARAM);
-      ++h->refused;
+      __atomic_fetch_add(&h->refused, 1, __ATOMIC_RELAXED);
     }
   }
   return NULL;

@@ -50,6 +50,8 @@ void TcpConnection::clear() {
 
 HcclResult TcpConnection::broken(int e, const char *what, WaitError *err) {
   std::lock_guard<std::mutex> lock(ctrl_mu_);
+  // A peer that failed told us why before its sockets closed: say that.
+  drain_notices();
   if (!closed_) {
     closed_ = true;
     close_err_.code = HCCL_E_REMOTE;
@@ -62,6 +64,46 @@ HcclResult TcpConnection::broken(int e, const char *what, WaitError *err) {
   }
   *err = close_err_;
   return err->code;
+}
+
+bool TcpConnection::drain_notices() {
+  char buf[512];
+  bool eof = false;
+  for (;;) {
+    ssize_t r = recv(ctrl_fd_, buf, sizeof(buf), MSG_DONTWAIT);
+    if (r > 0) {
+      notice_.insert(notice_.end(), buf, buf + r);
+      continue;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
+    eof = eof_ = true;
+    eof_err_ = r == 0 ? 0 : errno;
+    break;
+  }
+  while (!closed_ && notice_.size() >= sizeof(Notice)) {
+    Notice n;
+    std::memcpy(&n, notice_.data(), sizeof(n));
+    size_t len = std::min<size_t>(n.len, kMaxNoticeText);
+    if (n.magic != kNoticeMagic) {
+      closed_ = true;
+      close_err_.code = HCCL_E_INTERNAL;
+      close_err_.what = "garbled control message from " + where_;
+      break;
+    }
+    if (notice_.size() < sizeof(n) + len) break;
+    std::string why(notice_.data() + sizeof(n), len);
+    notice_.erase(notice_.begin(), notice_.begin() + sizeof(n) + len);
+    if (n.code == 0) {
+      left_ = true;
+      continue;
+    }
+    closed_ = true;
+    close_err_.code = static_cast<HcclResult>(n.code);
+    close_err_.what = "rank " + std::to_string(peer_) + " failed (" + why + ")";
+    close_err_.failed_seq = n.seq;
+  }
+  return eof;
 }
 
 HcclResult TcpConnection::progress(bool *moved, WaitError *err) {
@@ -201,56 +243,15 @@ void TcpConnection::poll_fds(std::vector<pollfd> *fds) {
 
 bool TcpConnection::peer_failed(bool probe, WaitError *err) {
   std::unique_lock<std::mutex> lock(ctrl_mu_);
-  if (closed_) {
-    *err = close_err_;
-    return true;
-  }
   // Notices (and the peer going away) arrive on the control socket; read it
   // when poll() saw it readable (probe) or on the periodic probe.
-  bool eof = false;
-  int eof_err = 0;
-  char buf[512];
-  while (probe) {
-    ssize_t r = recv(ctrl_fd_, buf, sizeof(buf), MSG_DONTWAIT);
-    if (r > 0) {
-      notice_.insert(notice_.end(), buf, buf + r);
-      continue;
-    }
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) break;
-    eof = eof_ = true;
-    eof_err = r == 0 ? 0 : errno;
-    break;
-  }
-  while (notice_.size() >= sizeof(Notice)) {
-    Notice n;
-    std::memcpy(&n, notice_.data(), sizeof(n));
-    size_t len = std::min<size_t>(n.len, kMaxNoticeText);
-    if (n.magic != kNoticeMagic) {
-      closed_ = true;
-      close_err_.code = HCCL_E_INTERNAL;
-      close_err_.what = "garbled control message from " + where_;
-      break;
-    }
-    if (notice_.size() < sizeof(n) + len) break;
-    std::string why(notice_.data() + sizeof(n), len);
-    notice_.erase(notice_.begin(), notice_.begin() + sizeof(n) + len);
-    if (n.code == 0) {
-      left_ = true;
-      continue;
-    }
-    closed_ = true;
-    close_err_.code = static_cast<HcclResult>(n.code);
-    close_err_.what = "rank " + std::to_string(peer_) + " failed (" + why + ")";
-    close_err_.failed_seq = n.seq;
-    break;
-  }
-  // Gone without a goodbye: it died. (After a goodbye, what it sent before is
-  // still read from the data sockets, whose end of file fails a receive
-  // that waits for more.)
+  const bool eof = !closed_ && probe && drain_notices();
   if (!closed_ && eof && !left_) {
+    // Gone without a goodbye: it died. (After a goodbye, what it sent before
+    // is still read from the data sockets, whose end of file fails a
+    // receive that waits for more.)
     lock.unlock();
-    broken(eof_err, "waiting", err);
+    broken(eof_err_, "waiting", err);
     lock.lock();
   }
   if (!closed_) return false;

@@ -51,6 +51,9 @@ class TcpConnection final : public Connection {
   HcclResult send_some(Sock &s, bool *moved, WaitError *err);
   HcclResult recv_some(Sock &s, bool *moved, WaitError *err);
   HcclResult broken(int e, const char *what, WaitError *err);
+  // Reads what the control socket holds and takes in its notices (under
+  // ctrl_mu_); true when it reached end of file.
+  bool drain_notices();
 
   const std::string where_;  // "rank k at host:port", for messages
   int ctrl_fd_;
@@ -62,6 +65,7 @@ class TcpConnection final : public Connection {
   bool closed_ = false;       // the peer closed or broke a socket
   bool left_ = false;         // the peer said goodbye (destroyed its communicator)
   bool eof_ = false;          // its control socket reached end of file
+  int eof_err_ = 0;
   WaitError close_err_;
 };
 

@@ -1,0 +1,160 @@
+"""`python -m pyhccl info`: what this pyhccl is built on and how it is configured.
+
+Like ompi_info: the version, the build (host runtime or CANN, with the paths
+of the libraries actually loaded), the devices, the transports, every
+environment variable the runtime reads (with its value and default), and the
+MPI library that mpi4py is linked to. It starts no MPI job and no
+communicator.
+"""
+
+import os
+import platform
+import sys
+from typing import Dict, List, Optional, Tuple
+
+import pyhccl
+
+# Every variable the runtime or pyhccl reads: (name, default, meaning).
+# tests/test_info.py keeps this list equal to docs/C_API.md's environment table.
+ENV_VARS: List[Tuple[str, str, str]] = [
+    ("HCCL_CONNECT_TIMEOUT", "120", "seconds communicator set-up may wait for peers"),
+    ("HCCL_EXEC_TIMEOUT", "1836", "seconds a wait inside an operation may last without progress"),
+    ("HCCL_IF_IP", "unset", "address of the rendezvous and of every rank's TCP data listener"),
+    ("HCCL_SOCKET_IFNAME", "unset", "interfaces to take the address from (eth,enp / =eth0 / ^lo)"),
+    ("HCCL_SOCKET_FAMILY", "unset", "AF_INET or AF_INET6 only"),
+    ("HCCL_IF_BASE_PORT", "unset: any free port", "first port the listeners try (then the next 63)"),
+    ("HCCL_ALGO", "unset", "CANN's algorithm choice between hosts (PYHCCL_ALGO wins)"),
+    ("HCCL_BUFFSIZE", "200", "MB of buffer per rank (read and reported)"),
+    ("HCCL_DETERMINISTIC", "unset (0)", "process-wide determinism setting (reported only)"),
+    ("ASCEND_GLOBAL_LOG_LEVEL", "3", "log level: 0 debug (a line per collective) .. 3 error"),
+    ("ASCEND_SLOG_PRINT_TO_STDOUT", "unset", "1: log lines go to stdout instead of stderr"),
+    ("ASCEND_PROCESS_LOG_PATH", "unset", "a directory for pyhccl-<pid>.log files"),
+    ("PYHCCL_LAUNCH_BLOCKING", "0", "1: every HCCL call waits for its operation"),
+    ("PYHCCL_DEVICE_COUNT", "8", "number of logical devices"),
+    ("PYHCCL_SOC_NAME", "HostCPU", "what aclrtGetSocName returns"),
+    ("PYHCCL_ARENA_BYTES", "64G", "address space reserved for aclrtMalloc"),
+    ("PYHCCL_SLOT_BYTES", "128K", "slot size of the shared-memory FIFO toward each local peer"),
+    ("PYHCCL_SLOTS", "8", "slots per FIFO"),
+    ("PYHCCL_CHUNK_BYTES", "1M", "largest piece a transfer is cut into"),
+    ("PYHCCL_LATENCY_BYTES", "64K", "AllReduce/Reduce up to this size use the flat algorithm"),
+    ("PYHCCL_SINGLE_COPY_BYTES", "256K", "from this size, on one host, read peers' buffers directly"),
+    ("PYHCCL_CHAIN_BYTES", "256K", "Broadcast/Reduce from this size use a pipelined chain"),
+    ("PYHCCL_ALGO", "unset", "forces an algorithm per collective (coll:algo[,coll:algo])"),
+    ("PYHCCL_TRANSPORT", "auto", "tcp: every pair of ranks uses TCP, even on one host"),
+    ("PYHCCL_SOCKETS_PER_PEER", "2", "TCP data sockets per pair of ranks on different hosts"),
+    ("PYHCCL_SOCKET_BUFFER", "4M", "send/receive buffer asked for each TCP data socket"),
+    ("PYHCCL_HOST_TAG", "unset", "added to the host identity (simulating hosts on one machine)"),
+    ("PYHCCL_FAULT", "unset", "fault injection for tests"),
+    ("PYHCCL_SPIN_US", "5 (0 when ranks outnumber CPUs)", "microseconds a wait spins"),
+    ("PYHCCL_YIELD_US", "50", "microseconds a wait yields before sleeping"),
+    ("PYHCCL_REDUCE_PORTABLE", "unset", "1 disables the F16C fp16 reduction kernel"),
+]
+
+# What carries data between ranks in this version (docs/C_API.md, docs/TRANSPORT.md).
+TRANSPORTS: List[Tuple[str, str]] = [
+    ("shm", "ranks on one host: a shared-memory FIFO toward each local peer "
+            "(PYHCCL_SLOTS x PYHCCL_SLOT_BYTES), and single-copy reads of peers' "
+            "device memory"),
+    ("tcp", "ranks on different hosts (or every pair with PYHCCL_TRANSPORT=tcp): "
+            "PYHCCL_SOCKETS_PER_PEER data sockets per pair; also the root info's rendezvous"),
+    ("loopback", "a rank's messages to itself"),
+]
+
+
+def _loaded_libraries(names: Tuple[str, ...] = ("libhccl.so", "libascendcl.so")
+                      ) -> Dict[str, str]:
+    """Paths of the named shared libraries as mapped into this process (Linux /proc)."""
+    found: Dict[str, str] = {}
+    try:
+        with open("/proc/self/maps") as maps:
+            for line in maps:
+                path = line.split(None, 5)[-1].strip()
+                base = os.path.basename(path)
+                for lib in names:
+                    if base.startswith(lib) and lib not in found:
+                        found[lib] = path
+    except OSError:
+        pass
+    return found
+
+
+def _mpi_info() -> List[Tuple[str, str]]:
+    """mpi4py's version and the MPI library it is linked to, without MPI_Init."""
+    try:
+        import mpi4py
+    except ImportError:
+        return [("mpi4py", "not installed (pip install mpi4py)")]
+    mpi4py.rc.initialize = False          # only look; do not start MPI
+    mpi4py.rc.finalize = False
+    rows = [("mpi4py", f"{mpi4py.__version__} ({os.path.dirname(mpi4py.__file__)})")]
+    try:
+        from mpi4py import MPI
+        lines = [" ".join(ln.split()) for ln in MPI.Get_library_version().splitlines()
+                 if ln.strip()]
+        major, minor = MPI.Get_version()
+        rows.append(("MPI library", lines[0][:120] if lines else "unknown"))
+        rows.append(("MPI standard", f"{major}.{minor}"))
+        for lib, path in sorted(_loaded_libraries(("libmpi.so", "libmpi_abi.so")).items()):
+            rows.append((lib, path))
+    except Exception as exc:              # a broken MPI install must not hide the rest
+        rows.append(("MPI library", f"unavailable: {exc}"))
+    return rows
+
+
+def _optional(name: str) -> str:
+    try:
+        mod = __import__(name)
+    except ImportError:
+        return "not installed"
+    return str(getattr(mod, "__version__", "installed"))
+
+
+def collect() -> List[Tuple[str, List[Tuple[str, str]]]]:
+    """Return the report as (section, [(key, value)]) pairs."""
+    import numpy
+    major, minor, patch = pyhccl.get_version()
+    libs = _loaded_libraries()
+    if pyhccl.HOST_RUNTIME:
+        build = "host runtime (CPU implementation of the CANN API, built from csrc/)"
+    else:
+        build = "CANN toolkit (" + os.environ.get("ASCEND_TOOLKIT_HOME", "path unknown") + ")"
+    package = [
+        ("pyhccl", pyhccl.__version__),
+        ("package", os.path.dirname(os.path.abspath(pyhccl.__file__))),
+        ("Python", f"{platform.python_version()} ({sys.executable})"),
+        ("numpy", numpy.__version__),
+        ("ml_dtypes", _optional("ml_dtypes")),
+        ("torch", _optional("torch")),
+    ]
+    runtime = [
+        ("build", build),
+        ("ACL version", f"{major}.{minor}.{patch}"),
+        ("library dir", pyhccl.get_library_dir()),
+        ("include dir", pyhccl.get_include()),
+    ]
+    runtime += [(lib, path) for lib, path in sorted(libs.items())]
+    runtime += [
+        ("SoC name", str(pyhccl.get_soc_name())),
+        ("run mode", pyhccl.get_run_mode()),
+        ("device count", str(pyhccl.device_count())),
+    ]
+    transports = [(name, text) for name, text in TRANSPORTS]
+    env = []
+    for name, default, meaning in ENV_VARS:
+        value: Optional[str] = os.environ.get(name)
+        shown = f"{value} (set; default {default})" if value is not None else \
+            f"{default} (default)"
+        env.append((name, f"{shown} - {meaning}"))
+    return [("Package", package), ("Runtime", runtime), ("Transports", transports),
+            ("Environment", env), ("MPI", _mpi_info())]
+
+
+def main() -> int:
+    """Print the report."""
+    sections = collect()
+    width = max(len(k) for _, rows in sections for k, _ in rows)
+    for title, rows in sections:
+        print(f"{title}:")
+        for key, value in rows:
+            print(f"  {key:>{width}}: {value}")
+    return 0

@@ -1,0 +1,96 @@
+"""One rank of a pyhccl job that meets a fault; it reports how it ended.
+
+    python tests/multihost/worker_faults.py MODE RANK NRANKS DEVICE DIR [VICTIM]
+
+Started once per rank by the test on the simulated hosts, without MPI: rank 0 writes
+the root info (HcclGetRootInfo) to DIR/root, the others read it, as in the C seed
+flow. Not under mpiexec because hydra SIGKILLs the survivors of a dead rank even with
+-disable-auto-cleanup, before they could report.
+
+MODE:
+  loop      AllReduces until an error or LOOP_SECONDS; the test kills a rank or takes
+            a link down meanwhile. DIR/ready.<rank> appears once this rank's
+            communicator has completed one AllReduce.
+  secret    rank VICTIM presents a wrong job secret on its data connections
+            (PYHCCL_FAULT=bad_data_secret): set-up must fail on every rank.
+
+Every rank ends with one line "RESULT rank=K ok|error=<message> t=<epoch seconds>".
+"""
+import os
+import sys
+import time
+
+MODE, RANK, NRANKS, DEVICE, DIR = sys.argv[1], *map(int, sys.argv[2:5]), sys.argv[5]
+VICTIM = int(sys.argv[6]) if len(sys.argv) > 6 else -1
+if MODE == "secret" and RANK == VICTIM:        # before the library reads its environment
+    os.environ["PYHCCL_FAULT"] = "bad_data_secret"
+
+import pyhccl  # noqa: E402
+
+LOOP_SECONDS = 90      # a loop that outlives this has missed its fault
+COUNT = 1 << 20        # 4 MiB of float32 per AllReduce
+ROOT_WAIT = 60         # seconds rank 0 may take to publish the root info
+
+
+def finish(outcome):
+    sys.stdout.write(f"RESULT rank={RANK} {outcome} t={time.time():.3f}\n")
+    sys.stdout.flush()
+    sys.exit(0)
+
+
+def publish(name, data):
+    tmp = os.path.join(DIR, f".{name}.{RANK}")
+    with open(tmp, "wb") as f:
+        f.write(data)
+    os.replace(tmp, os.path.join(DIR, name))
+
+
+def root_info():
+    path = os.path.join(DIR, "root")
+    if RANK == 0:
+        info = pyhccl.RootInfo.create()
+        publish("root", bytes(info))
+        return info
+    deadline = time.monotonic() + ROOT_WAIT
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no root info from rank 0 in {ROOT_WAIT} s")
+        time.sleep(0.02)
+    with open(path, "rb") as f:
+        return pyhccl.RootInfo.from_bytes(f.read())
+
+
+def describe(exc, comm):
+    text = f"{type(exc).__name__}: {exc}"
+    try:
+        late = comm.async_error() if comm is not None else None
+    except Exception:       # a failed communicator may refuse even this
+        late = None
+    if late is not None and str(late) not in text:
+        text += f" / {late}"
+    return text.replace("\n", " | ")
+
+
+def main():
+    comm = None
+    try:
+        pyhccl.set_device(DEVICE)
+        comm = pyhccl.Comm(NRANKS, root_info(), RANK)
+        stream = pyhccl.Stream()
+        buf = pyhccl.full(COUNT, 1.0, "float32")
+        comm.all_reduce(buf, stream=stream)        # every connection is used by now
+        stream.synchronize()
+        if MODE == "secret":
+            finish("ok")
+        publish(f"ready.{RANK}", b"ready")
+        deadline = time.monotonic() + LOOP_SECONDS
+        while time.monotonic() < deadline:
+            comm.all_reduce(buf, op="max", stream=stream)
+            stream.synchronize()
+        finish("ok")
+    except Exception as exc:
+        finish(f"error={describe(exc, comm)}")
+
+
+if __name__ == "__main__":
+    main()
