@@ -13,9 +13,11 @@ Under mpiexec only the first rank runs these (they start their own processes).
 """
 import json
 import os
+import re
 import shutil
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -97,6 +99,27 @@ def _rootfile(tmp_path, tag):
     return tmp_path / f"root-{tag}-{time.monotonic_ns()}"
 
 
+# ---- rank table building blocks --------------------------------------------
+
+@pytest.mark.timeout(120)
+def test_sha256_and_json_reader():
+    """csrc/hccl/ranktable's SHA-256 against FIPS 180-4's vectors (fed in pieces of every
+    size) and its JSON reader on valid and broken documents, with line and column."""
+    exe = Path(tempfile.mkdtemp(prefix="pyhccl-rt-")) / "ranktable_check"
+    try:
+        cc = subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror",
+                             f"-I{ROOT / 'include'}", f"-I{ROOT / 'csrc'}",
+                             str(CDIR / "ranktable_check.cc"),
+                             str(ROOT / "csrc/hccl/ranktable/json.cc"),
+                             str(ROOT / "csrc/hccl/ranktable/sha256.cc"), "-o", str(exe)],
+                            capture_output=True, text=True, timeout=120)
+        assert cc.returncode == 0, cc.stderr
+        out = subprocess.run([str(exe)], capture_output=True, text=True, timeout=60)
+        assert out.returncode == 0 and out.stdout.strip() == "ranktable ok", out.stderr
+    finally:
+        shutil.rmtree(exe.parent, ignore_errors=True)
+
+
 # ---- data types --------------------------------------------------------------
 
 @pytest.mark.timeout(180)
@@ -119,10 +142,15 @@ def test_dtypes_move_in_every_data_movement_collective(exes, tmp_path, n, mem, h
 @pytest.mark.parametrize("n", [2, 4])
 def test_cann_program_with_symmetric_window(exes, tmp_path, n):
     """A program written for CANN: virtual memory, HcclCommSymWinRegister, AllReduce and
-    AllGather on the window, deregister, unmap, free."""
+    AllGather on the window, deregister, unmap, free. The debug log shows that every one of
+    its collectives (small ones too) read the peers' windows directly."""
     root = _rootfile(tmp_path, "cann")
-    results = run_ranks(lambda r: [exes["symwin_cann"], r, n, root], n)
+    results = run_ranks(lambda r: [exes["symwin_cann"], r, n, root], n,
+                        env={"ASCEND_GLOBAL_LOG_LEVEL": "0", "ASCEND_SLOG_PRINT_TO_STDOUT": "1"})
     assert_all_pass(results, f"symwin_cann n={n}")
+    for r, (_, out) in enumerate(results):
+        ops = re.findall(r"#\d+ (HcclAllReduce|HcclAllGather) .* via (\w+): ok", out)
+        assert len(ops) == 12 and all(algo == "window" for _, algo in ops), (r, ops, out[-2000:])
 
 
 @pytest.mark.timeout(180)
@@ -227,6 +255,8 @@ BAD_TABLES = [
      "server_count: 2 does not match the 1 entries of server_list"),
     (_table("1.0", [{"server_id": "a", "device": [_dev(0, 0)]}], server_count="two"),
      "server_count: \"two\" is not a non-negative integer"),
+    (_table("1.0", [{"server_id": "a", "device": [_dev(0, 0)]}], server_count="1" * 25),
+     "server_count: " + "1" * 25 + " is out of range [1, 1048576]"),
     (_table("1.0", [{"device": [_dev(0, 0)]}]), "server_list[0].server_id: missing (required)"),
     (_table("1.0", [{"server_id": "a", "device": [_dev(0, 0, "198.18.0.1")]},
                     {"server_id": "a", "device": [_dev(0, 1, "198.18.0.2")]}]),

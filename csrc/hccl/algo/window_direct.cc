@@ -53,6 +53,7 @@ HcclResult window_open(Ctx &x, const void *send, size_t send_bytes, void *recv, 
   *ok = true;
   for (const Where &w : all) *ok = *ok && w.in_windows;
   if (!*ok) return HCCL_SUCCESS;
+  x.algo = "window";
   views->send.assign(x.n, nullptr);
   views->recv.assign(x.n, nullptr);
   for (int p = 0; p < x.n; ++p) {

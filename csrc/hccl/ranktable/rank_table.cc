@@ -52,13 +52,13 @@ class Checker {
       return fail(field, &v, std::string("must be an integer (a string such as \"0\"), not ") + v.kind_name());
     const std::string &t = v.text;
     uint64_t x = 0;
-    bool ok = !t.empty() && t.size() <= 19;
+    bool ok = !t.empty();
     for (char c : t) {
       ok = ok && c >= '0' && c <= '9';
-      x = x * 10 + static_cast<uint64_t>(c - '0');
+      if (t.size() <= 19) x = x * 10 + static_cast<uint64_t>(c - '0');
     }
     if (!ok) return fail(field, &v, "\"" + t + "\" is not a non-negative integer");
-    if (x < lo || x > hi)
+    if (t.size() > 19 || x < lo || x > hi)
       return fail(field, &v, t + " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
     *out = x;
     return true;
