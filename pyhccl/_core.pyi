@@ -3,8 +3,8 @@
 import contextlib
 import os
 from enum import IntEnum
-from typing import (Any, Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple,
-                    Union)
+from typing import (Any, Callable, Dict, Iterable, Iterator, List, NamedTuple, Optional, Sequence,
+                    Tuple, Union)
 
 import numpy as np
 from typing_extensions import disjoint_base
@@ -35,7 +35,18 @@ class Error(RuntimeError):
     def name(self) -> str: ...
 
 
-class HcclError(Error): ...
+class HcclError(Error):
+    seq: Optional[int]
+    rank: Optional[int]
+
+
+class Topology(NamedTuple):
+    hosts: List[List[int]]
+    host_names: List[str]
+    host: int
+    local_rank: int
+    local_size: int
+    transports: List[str]
 
 
 class AclError(Error): ...
@@ -338,6 +349,10 @@ class Comm:
     def get_rank_id(self) -> int: ...
     def get_rank_size(self) -> int: ...
     def async_error(self) -> Optional[HcclError]: ...
+    def abort(self) -> None: ...
+    @property
+    def topology(self) -> Topology: ...
+    def flight_record(self) -> List[Dict[str, Any]]: ...
     def destroy(self) -> None: ...
     def __enter__(self) -> Comm: ...
     def __exit__(self, *exc: Any) -> bool: ...

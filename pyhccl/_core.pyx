@@ -19,12 +19,14 @@ from pyhccl.libacl cimport *
 from pyhccl.libhccl cimport *
 
 import atexit
+import collections
 import contextlib
 import itertools
 import operator
 import os
 import sys
 import threading
+import time
 import warnings
 import weakref
 from collections import deque
@@ -47,6 +49,7 @@ cdef extern from *:
 HOST_RUNTIME = bool(PYHCCL_HOST_RUNTIME)
 
 include "src/errors.pxi"
+include "src/interrupt.pxi"
 include "src/enums.pxi"
 include "src/runtime.pxi"
 include "src/event.pxi"

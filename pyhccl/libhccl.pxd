@@ -268,3 +268,50 @@ cdef extern from *:
     #include "pyhccl_cann_config.h"
     #endif
     """
+
+# ---- pyhccl's own extensions (include/hccl/hccl_host.h) ---------------------
+# The host runtime has them; a CANN toolkit does not, so a CANN build gets the
+# fallbacks of pyhccl_cann_config.h (types, and functions returning
+# HCCL_E_NOT_SUPPORT) instead of the header.
+cdef extern from *:
+    """
+    #ifndef PYHCCL_CANN
+    #include "hccl/hccl_host.h"
+    #endif
+    """
+    ctypedef struct PyhcclTopology:
+        uint32_t nHosts
+        uint32_t hostId
+        uint32_t localRank
+        uint32_t localSize
+    ctypedef struct PyhcclOpRecord:
+        uint64_t seq
+        char opName[32]
+        uint64_t count
+        int32_t dataType
+        int32_t root
+        int32_t reduceOp
+        int32_t state
+        double enqueueUs
+        double startUs
+        double endUs
+        char algorithm[16]
+    ctypedef struct PyhcclOpError:
+        int32_t code
+        char opName[32]
+        uint64_t seq
+        int32_t rank
+        char message[512]
+
+    HcclResult PyhcclCommGetTopology(HcclComm comm, PyhcclTopology *topo, uint32_t *hostOfRank,
+                                     uint32_t rankCount) nogil
+    HcclResult PyhcclCommGetHostName(HcclComm comm, uint32_t hostId, char *name,
+                                     uint32_t nameLen) nogil
+    HcclResult PyhcclCommGetTransport(HcclComm comm, uint32_t peer, char *name,
+                                      uint32_t nameLen) nogil
+    HcclResult PyhcclCommGetFlightRecord(HcclComm comm, PyhcclOpRecord *records,
+                                         uint32_t capacity, uint32_t *count) nogil
+    HcclResult PyhcclStreamTakeOpError(aclrtStream stream, PyhcclOpError *info,
+                                       int32_t *found) nogil
+    HcclResult PyhcclCancelSetups() nogil
+    HcclResult PyhcclCommAbort(HcclComm comm) nogil

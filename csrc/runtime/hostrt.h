@@ -59,6 +59,9 @@ HOSTRT_API int32_t stream_device(const Stream *stream);
 // error stays for its next synchronize.
 HOSTRT_API bool stream_wait_idle(Stream *stream, int64_t deadline_ns);
 
+// A stream's id (the one current_stream_id returns on its worker).
+HOSTRT_API uint64_t stream_id(const Stream *stream);
+
 // The id of the stream whose worker runs the calling thread (0 if none), for log lines.
 HOSTRT_API uint64_t current_stream_id();
 

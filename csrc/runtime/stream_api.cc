@@ -77,6 +77,8 @@ bool stream_wait_idle(Stream *stream, int64_t deadline_ns) {
   return stream != nullptr && stream->wait_drained(deadline_ns);
 }
 
+uint64_t stream_id(const Stream *stream) { return stream ? stream->id : 0; }
+
 uint64_t current_stream_id() {
   const Stream *s = Stream::current_worker();
   return s ? s->id : 0;

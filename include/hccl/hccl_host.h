@@ -7,6 +7,7 @@
 
 #include <stdint.h>
 
+#include "acl/acl_base.h"
 #include "hccl/hccl_types.h"
 
 #ifdef __cplusplus
@@ -59,6 +60,28 @@ typedef struct {
  * operation fails. */
 HCCL_API_VISIBILITY HcclResult PyhcclCommGetFlightRecord(HcclComm comm, PyhcclOpRecord *records,
                                                          uint32_t capacity, uint32_t *count);
+
+/* Why the first failed HCCL operation of a stream failed. */
+typedef struct {
+    int32_t code;       /* HcclResult */
+    char opName[32];    /* "HcclAllReduce", ... */
+    uint64_t seq;       /* its collective number (0: send/recv, or it never ran) */
+    int32_t rank;       /* the rank at fault when known (the peer that died, differed,
+                           timed out or reported the failure), else -1 */
+    char message[512];  /* what aclGetRecentErrMsg said for it */
+} PyhcclOpError;
+
+/* After aclrtSynchronizeStream(stream) failed: whether the stream's first
+ * failed task was an HCCL operation (*found = 1, *info filled) or not
+ * (*found = 0). The record is forgotten once taken. */
+HCCL_API_VISIBILITY HcclResult PyhcclStreamTakeOpError(aclrtStream stream, PyhcclOpError *info,
+                                                       int32_t *found);
+
+/* Makes every communicator set-up (HcclCommInitRootInfo*) in progress in this
+ * process give up within about 100 ms with HCCL_E_UNAVAIL, and tells the
+ * other ranks, whose set-up then fails as well (for Ctrl-C handling: call
+ * it from another thread or a signal-handling loop). */
+HCCL_API_VISIBILITY HcclResult PyhcclCancelSetups(void);
 
 /* Aborts the communicator, like NCCL's ncclCommAbort: returns at once; every
  * pending and later operation of it on this rank fails at once with

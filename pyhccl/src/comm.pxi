@@ -5,6 +5,84 @@
 # and keeps its Python buffers alive on the stream until the work completes.
 
 
+Topology = collections.namedtuple(
+    "Topology", "hosts host_names host local_rank local_size transports", module="pyhccl")
+Topology.__doc__ = """Where a communicator's ranks run (Comm.topology).
+
+hosts: the ranks of each host; host_names: each host's name; host, local_rank,
+local_size: this rank's host, its index there and that host's rank count;
+transports: how this rank reaches every rank ("shm", "tcp", "self")."""
+
+
+cdef class _InitCall:
+    """Arguments and outcome of a communicator set-up run on a helper thread."""
+    cdef uint32_t n, rank
+    cdef HcclRootInfo info
+    cdef HcclCommConfig config
+    cdef bint use_config
+    cdef int32_t device
+    cdef HcclComm handle
+    cdef HcclResult result
+    cdef object message
+
+    def run(self):
+        """Set the device on this thread, create the communicator, record the outcome."""
+        cdef HcclResult r
+        cdef aclError a
+        with nogil:
+            a = aclrtSetDevice(self.device)
+            if a != ACL_SUCCESS:
+                r = HCCL_E_RUNTIME
+            elif self.use_config:
+                r = HcclCommInitRootInfoConfig(self.n, &self.info, self.rank, &self.config,
+                                               &self.handle)
+            else:
+                r = HcclCommInitRootInfo(self.n, &self.info, self.rank, &self.handle)
+        self.result = r
+        if r != HCCL_SUCCESS:
+            self.message = _recent_err_msg()
+        if a == ACL_SUCCESS:
+            with nogil:
+                aclrtResetDevice(self.device)  # the calling thread holds the device too
+
+
+cdef HcclComm _init_interruptibly(uint32_t n, HcclRootInfo *info, uint32_t rank,
+                                  HcclCommConfig *config, int32_t device) except? NULL:
+    """HcclCommInitRootInfo[Config] on a helper thread, waited for in slices: Ctrl-C
+    cancels it (PyhcclCancelSetups; the other ranks are told) and raises
+    KeyboardInterrupt within half a second."""
+    cdef _InitCall call = _InitCall()
+    call.n = n
+    call.rank = rank
+    memcpy(&call.info, info, sizeof(HcclRootInfo))
+    call.use_config = config != NULL
+    if config != NULL:
+        memcpy(&call.config, config, sizeof(HcclCommConfig))
+    call.device = device
+    api = "HcclCommInitRootInfoConfig" if config != NULL else "HcclCommInitRootInfo"
+    worker = threading.Thread(target=call.run, name="pyhccl-comm-init", daemon=True)
+    worker.start()
+    try:
+        while worker.is_alive():
+            worker.join(_SLICE_MS / 1000.0)
+    except KeyboardInterrupt:
+        if PYHCCL_HOST_RUNTIME:
+            with nogil:
+                PyhcclCancelSetups()
+            worker.join(5.0)
+        if not worker.is_alive() and call.result == HCCL_SUCCESS and call.handle != NULL:
+            with nogil:  # it was done just before: abort it, peers are told
+                PyhcclCommAbort(call.handle)
+                HcclCommDestroy(call.handle)
+        raise
+    if call.result != HCCL_SUCCESS:
+        message = f"{api} failed: {_hccl_describe(call.result)}"
+        if call.message:
+            message += f" - {call.message}"
+        raise HcclError(<int>call.result, message, api)
+    return call.handle
+
+
 cdef class Comm:
     """An HCCL communicator over `nranks` ranks (HcclCommInitRootInfo[Config]).
 
@@ -71,12 +149,7 @@ cdef class Comm:
             _fill_config(&cconf, cfg, "Comm")
         memcpy(info.internal, <const char *>ri._data, sizeof(info))
         self._device = _current_device()
-        with nogil:
-            if use_config:
-                CHKHCCL(HcclCommInitRootInfoConfig(n, &info, r, &cconf, &handle),
-                        "HcclCommInitRootInfoConfig")
-            else:
-                CHKHCCL(HcclCommInitRootInfo(n, &info, r, &handle), "HcclCommInitRootInfo")
+        handle = _init_interruptibly(n, &info, r, &cconf if use_config else NULL, self._device)
         self._handle = handle
         self._rank = r
         self._size = n
@@ -227,6 +300,99 @@ cdef class Comm:
             return None
         return HcclError(<int>res, f"asynchronous error: {_hccl_describe(res)}",
                          "HcclGetCommAsyncError")
+
+    def abort(self):
+        """Abort the communicator (PyhcclCommAbort, like NCCL's ncclCommAbort).
+
+        Local and immediate: every pending and later operation of it fails at
+        once on this rank (HcclError HCCL_E_UNAVAIL from synchronize), and its
+        peers' pending operations fail within about a second, naming this
+        rank. destroy() then returns at once. A rank interrupted by Ctrl-C
+        aborts its communicators this way.
+
+        Raises:
+            ValueError: the communicator is destroyed.
+            HcclError: the runtime has no abort (a CANN build).
+        """
+        self._check("abort")
+        with nogil:
+            CHKHCCL(PyhcclCommAbort(self._handle), "PyhcclCommAbort")
+
+    @property
+    def topology(self):
+        """Where the ranks run (PyhcclCommGetTopology): a Topology.
+
+        Ranks share a host when they can share memory: the same host name,
+        boot id and network namespace. hosts[h] lists the ranks of host h
+        (hosts numbered in the order of their lowest rank); host, local_rank
+        and local_size describe this rank; transports[p] says how this rank
+        reaches rank p ("shm", "tcp" or "self").
+
+        Raises:
+            ValueError: the communicator is destroyed.
+            HcclError: the runtime cannot tell (a CANN build).
+        """
+        cdef PyhcclTopology t
+        cdef uint32_t[::1] host_of = np.zeros(self._size, np.uint32)
+        cdef char name[256]
+        self._check("topology")
+        with nogil:
+            CHKHCCL(PyhcclCommGetTopology(self._handle, &t, &host_of[0], self._size),
+                    "PyhcclCommGetTopology")
+        hosts = [[] for _ in range(t.nHosts)]
+        for r in range(self._size):
+            hosts[host_of[r]].append(r)
+        names = []
+        for h in range(t.nHosts):
+            with nogil:
+                CHKHCCL(PyhcclCommGetHostName(self._handle, h, name, sizeof(name)),
+                        "PyhcclCommGetHostName")
+            names.append(name.decode("utf-8", "replace"))
+        transports = []
+        for p in range(self._size):
+            with nogil:
+                CHKHCCL(PyhcclCommGetTransport(self._handle, p, name, sizeof(name)),
+                        "PyhcclCommGetTransport")
+            transports.append(name.decode())
+        return Topology(hosts, names, t.hostId, t.localRank, t.localSize, transports)
+
+    def flight_record(self):
+        """The communicator's last operations, oldest first (PyhcclCommGetFlightRecord).
+
+        Returns:
+            A list of dicts with keys seq (collective number, 0 for send/recv),
+            op ("HcclAllReduce", ...), count, dtype (DataType), root,
+            reduce_op (ReduceOp), state ("queued", "running", "done",
+            "failed"), enqueue_us, start_us, end_us (monotonic clock; None
+            until reached) and algorithm ("flat", "hier", "ring", ...).
+
+        Raises:
+            ValueError: the communicator is destroyed.
+            HcclError: the runtime keeps no record (a CANN build).
+        """
+        cdef PyhcclOpRecord recs[64]
+        cdef uint32_t count = 0
+        self._check("flight_record")
+        with nogil:
+            CHKHCCL(PyhcclCommGetFlightRecord(self._handle, recs, 64, &count),
+                    "PyhcclCommGetFlightRecord")
+        states = ("queued", "running", "done", "failed")
+        out = []
+        for i in range(count):
+            out.append({
+                "seq": recs[i].seq,
+                "op": recs[i].opName.decode(),
+                "count": recs[i].count,
+                "dtype": DataType(recs[i].dataType),
+                "root": recs[i].root,
+                "reduce_op": ReduceOp(recs[i].reduceOp),
+                "state": states[recs[i].state],
+                "enqueue_us": recs[i].enqueueUs,
+                "start_us": recs[i].startUs or None,
+                "end_us": recs[i].endUs or None,
+                "algorithm": recs[i].algorithm.decode(),
+            })
+        return out
 
     def destroy(self):
         """Destroy the communicator (HcclCommDestroy); a second call does nothing.

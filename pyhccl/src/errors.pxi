@@ -126,20 +126,26 @@ class Error(RuntimeError):
         return self._code_name(self.code)
 
     def __reduce__(self):
-        return (type(self), (self.code, self.message, self.api))
+        return (type(self), (self.code, self.message, self.api), self.__dict__)
 
 
 class HcclError(Error):
-    """Raised when an HCCL call fails.
+    """Raised when an HCCL call fails, or (from Stream.synchronize) a collective failed.
 
     Attributes:
         code: the HcclResult value (int).
         name: its symbolic name, e.g. "HCCL_E_PARA".
         api: the C function that failed, e.g. "HcclAllReduce" (or None).
         message: the full message (also str(error)).
+        seq: for a collective that failed while it ran: its number on the
+            communicator (1 = the first; 0 for send/recv); else None.
+        rank: the rank at fault when known (the peer that died, differed,
+            timed out or reported the failure first), else None.
     """
 
     _code_name = staticmethod(hccl_result_name)
+    seq = None
+    rank = None
 
 
 class AclError(Error):

@@ -91,14 +91,20 @@ cdef class Event:
             AclError: the wait failed or timed out (ACL_ERROR_RT_EVENT_SYNC_TIMEOUT).
         """
         cdef int32_t ms = _timeout_ms(timeout, "Event.synchronize")
+        cdef int32_t slice_ms
+        cdef aclError err
         self._check("Event.synchronize")
-        if ms < 0:
+        deadline = None if ms < 0 else time.monotonic() + ms / 1000.0
+        while True:  # in slices, so that Ctrl-C gets through
+            slice_ms = _SLICE_MS if deadline is None else \
+                max(0, min(_SLICE_MS, int((deadline - time.monotonic()) * 1000 + 0.5)))
             with nogil:
-                CHKACL(aclrtSynchronizeEvent(self._handle), "aclrtSynchronizeEvent")
-        else:
-            with nogil:
-                CHKACL(aclrtSynchronizeEventWithTimeout(self._handle, ms),
-                       "aclrtSynchronizeEventWithTimeout")
+                err = aclrtSynchronizeEventWithTimeout(self._handle, slice_ms)
+            if err != ACL_ERROR_RT_EVENT_SYNC_TIMEOUT or \
+                    (deadline is not None and time.monotonic() >= deadline):
+                break
+            _check_signals()
+        CHKACL(err, b"aclrtSynchronizeEvent" if ms < 0 else b"aclrtSynchronizeEventWithTimeout")
 
     def query(self):
         """Return True if the work before the event's record is done (aclrtQueryEventStatus)."""

@@ -17,6 +17,27 @@ cdef extern from *:
     aclError PYHCCL_FAIL_CURRENT_TASK(aclError code, const char *message) nogil
 
 
+cdef int _raise_op_error(aclrtStream handle) except -1:
+    """Raise HcclError if the stream's failed task was an HCCL operation."""
+    cdef PyhcclOpError info
+    cdef int32_t found = 0
+    if not PYHCCL_HOST_RUNTIME:
+        return 0
+    with nogil:
+        if PyhcclStreamTakeOpError(handle, &info, &found) != HCCL_SUCCESS:
+            found = 0
+    if not found:
+        return 0
+    op = info.opName.decode("utf-8", "replace")
+    text = info.message.decode("utf-8", "replace")
+    if text not in _recent_err_msg():
+        return 0  # the stream's first failure was another task's
+    error = HcclError(info.code, f"{op} failed: {_hccl_describe(<HcclResult>info.code)} - {text}", op)
+    error.seq = info.seq
+    error.rank = info.rank if info.rank >= 0 else None
+    raise error
+
+
 cdef int _timeout_ms(object timeout, str api) except? -2:
     """Seconds (None = forever) -> int32 milliseconds (-1 = forever)."""
     if timeout is None:
@@ -205,6 +226,8 @@ cdef class Stream:
             CHKACL(err, name)                    # nothing was reported yet
         errors = list(self._host_errors)
         self._host_errors.clear()              # the stream reports one failure, then is clean
+        if err != ACL_SUCCESS:
+            _raise_op_error(self._handle)      # a collective's failure: as an HcclError
         if err == ACL_SUCCESS:
             if errors and not PYHCCL_HOST_RUNTIME:
                 # CANN cannot fail a task from a host function: report it here.
@@ -251,14 +274,20 @@ cdef class Stream:
         """
         cdef int32_t ms = _timeout_ms(timeout, "synchronize")
         cdef aclError err
+        cdef int32_t slice_ms
         self._check("synchronize")
         if self._is_default:
             _current_device()
-        with nogil:
-            if ms < 0:
-                err = aclrtSynchronizeStream(self._handle)
-            else:
-                err = aclrtSynchronizeStreamWithTimeout(self._handle, ms)
+        deadline = None if ms < 0 else time.monotonic() + ms / 1000.0
+        while True:  # in slices, so that Ctrl-C gets through
+            slice_ms = _SLICE_MS if deadline is None else \
+                max(0, min(_SLICE_MS, int((deadline - time.monotonic()) * 1000 + 0.5)))
+            with nogil:
+                err = aclrtSynchronizeStreamWithTimeout(self._handle, slice_ms)
+            if err != ACL_ERROR_RT_STREAM_SYNC_TIMEOUT or \
+                    (deadline is not None and time.monotonic() >= deadline):
+                break
+            _check_signals()
         if err == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT:
             self._prune()
         elif self._is_default:

@@ -4,7 +4,9 @@
 #include <vector>
 #include <string>
 
+#include "common/cancel.h"
 #include "hccl/api/checks.h"
+#include "hccl/comm/op_errors.h"
 #include "hccl/hccl_host.h"
 #include "hccl/transport/engine.h"
 
@@ -97,13 +99,39 @@ HcclResult PyhcclCommGetFlightRecord(HcclComm comm, PyhcclOpRecord *records, uin
   return HCCL_SUCCESS;
 }
 
+HcclResult PyhcclStreamTakeOpError(aclrtStream stream, PyhcclOpError *info, int32_t *found) {
+  const char *api = "PyhcclStreamTakeOpError";
+  HCCL_TRY(hccl::check_ptr(info, api, "info"));
+  HCCL_TRY(hccl::check_ptr(found, api, "found"));
+  aclError aerr = ACL_SUCCESS;
+  std::shared_ptr<hostrt::Stream> s = hostrt::acquire_stream(stream, api, &aerr);
+  if (!s) return HCCL_E_PARA;
+  hccl::OpError e;
+  *found = hccl::take_op_error(hostrt::stream_id(s.get()), &e) ? 1 : 0;
+  std::memset(info, 0, sizeof(*info));
+  if (*found) {
+    info->code = static_cast<int32_t>(e.code);
+    std::snprintf(info->opName, sizeof(info->opName), "%s", e.api);
+    info->seq = e.seq;
+    info->rank = e.rank;
+    std::snprintf(info->message, sizeof(info->message), "%s", e.message.c_str());
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclResult PyhcclCancelSetups(void) {
+  common::cancel_setups();
+  return HCCL_SUCCESS;
+}
+
 HcclResult PyhcclCommAbort(HcclComm comm) {
   std::shared_ptr<Comm> c;
   HCCL_TRY(hccl::check_comm(comm, "PyhcclCommAbort", &c));
   // Peers learn who aborted (first notice wins); this rank's operations get
   // their own, distinct error.
   const std::string peers_see = "rank " + std::to_string(c->rank) + " aborted the communicator";
-  c->engine->notify_failure(HCCL_E_REMOTE, peers_see, c->op_seq + 1);
+  const uint64_t seq = c->running_seq != 0 ? c->running_seq.load() : c->op_seq + 1;
+  c->engine->notify_failure(HCCL_E_REMOTE, peers_see, seq);
   const std::string here = "the communicator was aborted on this rank (PyhcclCommAbort)";
   c->fail(HCCL_E_UNAVAIL, here);
   c->engine->interrupt(HCCL_E_UNAVAIL, here);

@@ -16,6 +16,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "common/cancel.h"
 #include "hccl/bootstrap/bootstrap.h"
 
 namespace hccl {
@@ -44,9 +45,13 @@ bool decode_header(const uint8_t in[kHeaderBytes], uint32_t *type, uint64_t *len
 // Waits until fd is ready for `events` or the deadline passes.
 static Io wait_fd(int fd, short events, Clock::time_point deadline, int *err) {
   for (;;) {
+    if (common::setup_cancelled()) {
+      *err = ECANCELED;
+      return Io::kError;
+    }
     if (Clock::now() >= deadline) return Io::kTimeout;
     struct pollfd p = {fd, events, 0};
-    int n = ::poll(&p, 1, poll_ms(deadline));
+    int n = ::poll(&p, 1, poll_ms(deadline, 100));
     if (n < 0) {
       if (errno == EINTR) continue;
       *err = errno;

@@ -37,7 +37,8 @@ void Comm::fail(HcclResult code, const std::string &msg, uint64_t seq) {
     async_msg = msg;
   }
   cv.notify_all();  // operations waiting for their turn fail now
-  if (engine) engine->notify_failure(code, msg, seq != 0 ? seq : op_seq + 1);
+  if (seq == 0) seq = running_seq != 0 ? running_seq.load() : op_seq + 1;
+  if (engine) engine->notify_failure(code, msg, seq);
 }
 
 HcclResult Comm::error(std::string *msg) {

@@ -45,6 +45,7 @@ class Comm {
   std::unique_ptr<Engine> engine;  // connections to every peer
   bool single_copy_ok = false;  // every rank can map its local peers' device memory
   std::atomic<uint64_t> op_seq{0};  // collectives started so far
+  std::atomic<uint64_t> running_seq{0};  // the collective running now (0: none)
   FlightRecorder flight{64};        // the last operations, for post-mortems
 
   // ---- ordering and state (all under mu) ----
@@ -60,8 +61,8 @@ class Comm {
   std::shared_ptr<const WindowSet> windows;  // symmetric windows (comm/window.h); null: none
 
   HcclComm handle() const { return reinterpret_cast<HcclComm>(id); }
-  // Records the first asynchronous failure, in collective `seq` (0: the
-  // next one), and tells every peer.
+  // Records the first asynchronous failure, in collective `seq` (0: the one
+  // running now, else the next one), and tells every peer.
   void fail(HcclResult code, const std::string &msg, uint64_t seq = 0);
   HcclResult error(std::string *msg);
   // The same, after looking whether a peer reported a failure (or died): a

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/cancel.h"
 #include "common/env.h"
 #include "common/log.h"
 #include "hccl/bootstrap/bootstrap.h"
@@ -205,7 +206,14 @@ HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,
   RootInfoView view;
   HcclResult r = root_info_parse(root, &view, api);
   if (r != HCCL_SUCCESS) return r;
+  common::setup_begin();
   r = init_impl(view, nranks, rank, config, api, out);
+  const bool cancelled = r != HCCL_SUCCESS && common::setup_cancelled();
+  common::setup_end();
+  if (cancelled) {
+    hostrt::set_error("%s: rank %u: set-up was interrupted (PyhcclCancelSetups)", api, rank);
+    return HCCL_E_UNAVAIL;
+  }
   if (r != HCCL_SUCCESS) {
     // The rendezvous lives in the root's process: give it a moment to tell
     // the other ranks before this process (likely) exits on the error.
@@ -234,6 +242,16 @@ HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
 
   r = bootstrap_connect(view, nranks, rank, &c->bootstrap, api);
   if (r != HCCL_SUCCESS) return r;  // c's destructor closes what was opened
+  // Interrupted from now on: tell the others, so that they fail at once too.
+  struct TellIfCancelled {
+    Comm &c;
+    bool armed = true;
+    ~TellIfCancelled() {
+      if (armed && common::setup_cancelled())
+        bootstrap_fail(c.bootstrap, HCCL_E_REMOTE,
+                       "rank " + std::to_string(c.rank) + " was interrupted during set-up");
+    }
+  } tell{*c};
 
   // Round 1: what every rank is; rank 0's tuning is everyone's.
   RankInfo mine = RankInfo::of_this_process(c->device, nranks);
@@ -276,6 +294,7 @@ HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
   if ((r = bootstrap_allgather(c->bootstrap, nullptr, 0, nullptr)) != HCCL_SUCCESS) return r;
   warn_shared_devices(*c, info);
   log_setup(*c, info[0]);
+  tell.armed = false;
   *out = comm_register(c);
   return HCCL_SUCCESS;
 }

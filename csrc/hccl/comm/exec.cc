@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/log.h"
 #include "hccl/algo/ctx.h"
+#include "hccl/comm/op_errors.h"
 #include "hccl/comm/comm.h"
 
 namespace hccl {
@@ -108,6 +109,7 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
   }
   if (turn == Turn::kFailed) {
     hostrt::set_error("%s: the communicator failed earlier: %s", op.api, earlier.c_str());
+    record_op_error(OpError{prior, op.api, 0, -1, hostrt::last_error()});
     c.flight.ended(ticket, false, "");
     finish(c, ticket, false);
     return to_acl(prior);
@@ -120,16 +122,19 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
   } else if (prior != HCCL_SUCCESS) {
     hostrt::set_error("%s: the communicator failed earlier: %s", op.api, earlier.c_str());
     ret = to_acl(prior);
+    record_op_error(OpError{prior, op.api, 0, -1, hostrt::last_error()});
     c.flight.ended(ticket, false, "");
   } else {
     Ctx x(c, op);
     c.flight.started(ticket, x.sig.seq);
+    c.running_seq = x.sig.seq;
     const int64_t t0 = PYHCCL_LOG_ON(common::kDebug) ? common::now_ns() : 0;
     HcclResult r = run_op_algorithm(x);
     // No rank succeeds where another failed: a peer that reported a failure
     // in this collective (it may have timed out while this rank was late)
     // fails it here too.
     if (r == HCCL_SUCCESS && x.sig.seq != 0) r = c.engine->settle(x.sig.seq, &x.err);
+    c.running_seq = 0;
     c.flight.ended(ticket, r == HCCL_SUCCESS, x.algo);
     PYHCCL_LOG(common::kDebug, "HCCL", "%s rank %u: #%llu %s count %llu %s stream %llu via %s: %s, %.1f us",
                c.name.c_str(), c.rank, static_cast<unsigned long long>(x.sig.seq), op.api,
@@ -141,6 +146,7 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
       c.fail(r, msg, x.sig.seq);
       hostrt::set_error("%s", msg.c_str());
       ret = to_acl(r);
+      record_op_error(OpError{r, op.api, x.sig.seq, x.err.peer, msg});
       PYHCCL_LOG(common::kError, "HCCL", "%s rank %u: %s\nflight record (oldest first):%s",
                  c.name.c_str(), c.rank, msg.c_str(), c.flight.dump().c_str());
     }

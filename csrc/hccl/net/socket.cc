@@ -11,6 +11,7 @@
 #include <cstring>
 #include <thread>
 
+#include "common/cancel.h"
 #include "common/env.h"
 #include "runtime/hostrt.h"
 
@@ -93,8 +94,10 @@ int dial(const SockAddr &peer, Clock::time_point deadline, int *last_err, Clock:
     if (fd >= 0) {
       int e = EINPROGRESS;
       while (e == EINPROGRESS) {
+        if (common::setup_cancelled()) e = ECANCELED;
         struct pollfd p = {fd, POLLOUT, 0};
-        int n = ::poll(&p, 1, poll_ms(deadline));
+        int n = e == ECANCELED ? 0 : ::poll(&p, 1, poll_ms(deadline, 100));
+        if (e == ECANCELED) break;
         if (n > 0) e = connect_result(fd);
         else if (n < 0 && errno != EINTR) e = errno;
         else if (n == 0 && Clock::now() >= deadline) e = ETIMEDOUT;
@@ -104,6 +107,10 @@ int dial(const SockAddr &peer, Clock::time_point deadline, int *last_err, Clock:
       close_fd(fd);
     }
     // Busy, or not listening: back off and retry until the deadline.
+    if (*last_err == ECANCELED || common::setup_cancelled()) {
+      *last_err = ECANCELED;
+      return -1;
+    }
     only_refused = only_refused && *last_err == ECONNREFUSED;
     if (only_refused && Clock::now() - start >= refused_for) return -1;
     auto left = deadline - Clock::now();

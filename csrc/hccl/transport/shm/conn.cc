@@ -34,6 +34,7 @@ bool ShmConnection::peer_failed(bool probe, WaitError *err) {
                           !reached(tx_tail_->value.load(std::memory_order_acquire), tx_count_ + 1 - slots_);
   if (!recv_stuck && !send_stuck) return false;
   err->code = HCCL_E_REMOTE;
+  err->peer = peer_;
   err->what = "rank " + std::to_string(peer_) + " destroyed its communicator while this rank still " +
               (recv_stuck ? "expected data from it" : "sent data to it");
   return true;

@@ -187,6 +187,7 @@ bool Hub::peer_dead(int r, WaitError *err) {
   }
   if (!dead) return false;
   err->code = HCCL_E_REMOTE;
+  err->peer = r;
   err->what = "rank " + std::to_string(r) + " (pid " + std::to_string(d.pid) +
               ") exited or destroyed its communicator";
   return true;
@@ -202,6 +203,7 @@ bool Hub::peer_failed(int r, bool probe, WaitError *err) {
     reason[sizeof(reason) - 1] = '\0';
     // The peer's verdict is everyone's: same code, its reason.
     err->code = static_cast<HcclResult>(code);
+    err->peer = r;
     err->what = "rank " + std::to_string(r) + " failed (" + reason + ")";
     err->failed_seq = c->failed_seq;
     return true;

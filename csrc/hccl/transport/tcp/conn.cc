@@ -55,6 +55,7 @@ HcclResult TcpConnection::broken(int e, const char *what, WaitError *err) {
   if (!closed_) {
     closed_ = true;
     close_err_.code = HCCL_E_REMOTE;
+    close_err_.peer = peer_;
     if (e == 0 || e == ECONNRESET || e == EPIPE)
       close_err_.what = where_ + " closed the connection while " + what +
                         " (it exited, was killed or destroyed its communicator)";
@@ -88,6 +89,7 @@ bool TcpConnection::drain_notices() {
     if (n.magic != kNoticeMagic) {
       closed_ = true;
       close_err_.code = HCCL_E_INTERNAL;
+      close_err_.peer = peer_;
       close_err_.what = "garbled control message from " + where_;
       break;
     }
@@ -100,6 +102,7 @@ bool TcpConnection::drain_notices() {
     }
     closed_ = true;
     close_err_.code = static_cast<HcclResult>(n.code);
+    close_err_.peer = peer_;
     close_err_.what = "rank " + std::to_string(peer_) + " failed (" + why + ")";
     close_err_.failed_seq = n.seq;
   }

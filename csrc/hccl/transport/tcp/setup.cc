@@ -10,6 +10,7 @@
 #include <cstring>
 #include <list>
 
+#include "common/cancel.h"
 #include "common/env.h"
 #include "hccl/transport/tcp/conn.h"
 #include "hccl/transport/tcp/wire.h"
@@ -260,6 +261,10 @@ HcclResult Connector::run(std::vector<std::unique_ptr<Connection>> *conns, std::
   std::vector<Dial *> dial_of;
   std::vector<Pending *> pend_of;
   while (!done()) {
+    if (common::setup_cancelled()) {
+      *why = "set-up was interrupted on this rank";
+      return HCCL_E_UNAVAIL;
+    }
     Clock::time_point now = Clock::now();
     if (now >= s_.deadline) {
       *why = missing() + " within the set-up timeout (HCCL_CONNECT_TIMEOUT)";
@@ -298,7 +303,7 @@ HcclResult Connector::run(std::vector<std::unique_ptr<Connection>> *conns, std::
       pend_of.push_back(&*it);
       ++it;
     }
-    int n = poll(fds.data(), fds.size(), net::poll_ms(wake, 100));
+    int n = poll(fds.data(), fds.size(), net::poll_ms(wake, 100));  // slices: notice cancels
     if (n < 0 && errno != EINTR) {
       *why = "poll() failed during set-up: " + net::errno_text(errno);
       return HCCL_E_TCP_CONNECT;

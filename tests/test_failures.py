@@ -1,0 +1,165 @@
+"""Failure from Python: topology, the flight record, abort, collective errors as HcclError,
+and Ctrl-C during waits (issue: failure you can live with)."""
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+from mpi4py import MPI
+
+import pyhccl
+from conftest import RANK, SIZE, WORLD, assert_all
+from pyhccl.mpi import comm_from_mpi
+
+pytestmark = pytest.mark.skipif(not pyhccl.HOST_RUNTIME, reason="pyhccl's extensions need the host runtime")
+
+
+@pytest.mark.mpi
+def test_topology(world):
+    """Every rank in exactly one host; this rank's own entries agree; self/shm/tcp make sense."""
+    t = world.topology
+    everyone = sorted(r for host in t.hosts for r in host)
+    mine = t.hosts[t.host]
+    assert_all(everyone == list(range(SIZE)) and RANK in mine and t.local_rank == mine.index(RANK)
+               and t.local_size == len(mine) and len(t.host_names) == len(t.hosts)
+               and t.transports[RANK] == "self"
+               and all(t.transports[p] in ("shm", "tcp") for p in range(SIZE) if p != RANK),
+               f"topology {t}")
+    assert all(t.transports[p] == "shm" for p in mine if p != RANK) or \
+        os.environ.get("PYHCCL_TRANSPORT") == "tcp"
+
+
+@pytest.mark.mpi
+def test_flight_record(world, stream):
+    """The last operations, with their names, counts, states and times."""
+    x = pyhccl.full(10, 1, np.float32)
+    world.all_reduce(x, op=pyhccl.SUM, stream=stream)
+    world.broadcast(x, root=0, stream=stream)
+    stream.synchronize()
+    record = world.flight_record()
+    last = record[-2:]
+    assert [r["op"] for r in last] == ["HcclAllReduce", "HcclBroadcast"], record
+    assert all(r["state"] == "done" and r["count"] == 10 for r in last), record
+    assert last[0]["seq"] + 1 == last[1]["seq"]
+    assert last[0]["end_us"] >= last[0]["start_us"] >= last[0]["enqueue_us"]
+    assert last[0]["dtype"] == pyhccl.FLOAT32 and last[1]["root"] == 0
+
+
+@pytest.mark.mpi(min_size=2)
+def test_collective_failure_is_an_hccl_error(stream):
+    """A mismatch found while the collective runs surfaces from synchronize() as an HcclError
+    with the collective's name, number and the rank at fault, on every rank."""
+    comm = comm_from_mpi(WORLD)
+    try:
+        x = pyhccl.full(16, 1, np.float32)
+        comm.all_reduce(x[:8] if RANK == 0 else x, op=pyhccl.SUM, stream=stream)
+        with pytest.raises(pyhccl.HcclError) as info:
+            stream.synchronize()
+        e = info.value
+        assert e.code == 1 and e.api == "HcclAllReduce" and e.seq == 1, e
+        assert e.rank is not None and e.rank != RANK, e
+        assert "differs between ranks" in str(e), e
+    finally:
+        comm.destroy()
+
+
+@pytest.mark.mpi(min_size=2)
+def test_abort_and_carry_on(stream):
+    """Rank 0 aborts: its operations fail (HCCL_E_UNAVAIL), the others' within a second naming
+    it; destroy is quick; a new communicator works."""
+    comm = comm_from_mpi(WORLD)
+    x = pyhccl.full(64, 1, np.float32)
+    if RANK == 0:
+        time.sleep(0.2)
+        comm.abort()
+        with pytest.raises(pyhccl.HcclError) as info:  # refused at once, by the call itself
+            comm.all_reduce(x, op=pyhccl.SUM, stream=stream)
+        assert info.value.code == 7  # HCCL_E_UNAVAIL
+    else:
+        t0 = time.monotonic()
+        comm.all_reduce(x, op=pyhccl.SUM, stream=stream)
+        with pytest.raises(pyhccl.HcclError, match="rank 0 aborted"):
+            stream.synchronize()
+        assert time.monotonic() - t0 < 3
+    t0 = time.monotonic()
+    comm.destroy()
+    assert time.monotonic() - t0 < 1.5
+    again = comm_from_mpi(WORLD)
+    y = pyhccl.full(64, 1, np.float32)
+    again.all_reduce(y, op=pyhccl.SUM, stream=stream)
+    stream.synchronize()
+    assert (y.to_numpy() == SIZE).all()
+    again.destroy()
+
+
+# Two processes without MPI: rank 0 waits (set-up, or a collective rank 1 does not join)
+# and gets SIGINT; it must raise KeyboardInterrupt within half a second, and leave its
+# communicator aborted so that rank 1 fails at once too.
+PROGRAM = textwrap.dedent("""
+    import os, sys, time
+    import numpy as np
+    import pyhccl
+    rank, mode, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    pyhccl.set_device(rank)
+    if rank == 0:
+        info = pyhccl.RootInfo.create()
+        open(path + ".tmp", "wb").write(bytes(info))
+        os.rename(path + ".tmp", path)
+    else:
+        while not os.path.exists(path):
+            time.sleep(0.01)
+        info = pyhccl.RootInfo.from_bytes(open(path, "rb").read())
+    if mode == "setup" and rank == 1:
+        time.sleep(60)  # never joins
+    print("READY", flush=True)
+    try:
+        comm = pyhccl.Comm(2, info, rank)
+        x = pyhccl.full(8, 1, np.float32)
+        if rank == 1:
+            time.sleep(3)  # rank 0 is interrupted meanwhile
+        t0 = time.monotonic()
+        comm.all_reduce(x, op=pyhccl.SUM)
+        pyhccl.default_stream().synchronize()
+        print("DONE", flush=True)
+    except KeyboardInterrupt:
+        print("INTERRUPTED", flush=True)
+        sys.exit(3)
+    except pyhccl.HcclError as e:
+        print(f"FAILED after {time.monotonic() - t0:.2f} s: {e}", flush=True)
+        sys.exit(4)
+""")
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("mode", ["setup", "collective"])
+def test_ctrl_c_interrupts_waits(tmp_path, mode):
+    if RANK != 0:
+        pytest.skip("starts its own processes, from the first rank")
+    script = tmp_path / "prog.py"
+    script.write_text(PROGRAM)
+    path = tmp_path / "root"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PYHCCL_"))}
+    env.update(HCCL_CONNECT_TIMEOUT="60", HCCL_EXEC_TIMEOUT="60")
+    procs = [subprocess.Popen([sys.executable, str(script), str(r), mode, str(path)],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env)
+             for r in range(2)]
+    try:
+        assert procs[0].stdout.readline().strip() == "READY"
+        time.sleep(1.0)  # rank 0 is now blocked in its wait
+        t0 = time.monotonic()
+        procs[0].send_signal(signal.SIGINT)
+        out0, _ = procs[0].communicate(timeout=10)
+        took = time.monotonic() - t0
+        assert procs[0].returncode == 3 and "INTERRUPTED" in out0, out0
+        assert took < 1.0, f"KeyboardInterrupt took {took:.2f} s"
+        if mode == "collective":  # the interrupted rank aborted: rank 1 fails at once
+            out1, _ = procs[1].communicate(timeout=10)
+            assert procs[1].returncode == 4 and "rank 0 aborted" in out1, out1
+    finally:
+        for p in procs:
+            p.kill()
+            p.wait()
