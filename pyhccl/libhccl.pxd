@@ -257,28 +257,11 @@ cdef extern from "hccl/hccl.h" nogil:
     HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum,
                                  HcclComm comm, aclrtStream stream)
 
-# ---- what an older CANN toolkit lacks ----------------------------------------
-# For a build against a toolkit (PYHCCL_CANN), conf/cann_config.py writes one
-# PYHCCL_HAVE_<name> flag per name above that the toolkit's headers declare, and a
-# fallback for each one they lack (values of include/, functions that return "not
-# supported"), as mpi4py does for MPI versions. The host runtime declares them all.
-cdef extern from *:
-    """
-    #ifdef PYHCCL_CANN
-    #include "pyhccl_cann_config.h"
-    #endif
-    """
-
 # ---- pyhccl's own extensions (include/hccl/hccl_host.h) ---------------------
-# The host runtime has them; a CANN toolkit does not, so a CANN build gets the
-# fallbacks of pyhccl_cann_config.h (types, and functions returning
-# HCCL_E_NOT_SUPPORT) instead of the header.
-cdef extern from *:
-    """
-    #ifndef PYHCCL_CANN
-    #include "hccl/hccl_host.h"
-    #endif
-    """
+# The host runtime's hccl/hccl.h includes them; a CANN toolkit has none of
+# them, so a CANN build gets the fallbacks of pyhccl_cann_config.h (the types,
+# and functions returning HCCL_E_NOT_SUPPORT) instead.
+cdef extern from "hccl/hccl.h" nogil:
     ctypedef struct PyhcclTopology:
         uint32_t nHosts
         uint32_t hostId
@@ -304,14 +287,23 @@ cdef extern from *:
         char message[512]
 
     HcclResult PyhcclCommGetTopology(HcclComm comm, PyhcclTopology *topo, uint32_t *hostOfRank,
-                                     uint32_t rankCount) nogil
-    HcclResult PyhcclCommGetHostName(HcclComm comm, uint32_t hostId, char *name,
-                                     uint32_t nameLen) nogil
-    HcclResult PyhcclCommGetTransport(HcclComm comm, uint32_t peer, char *name,
-                                      uint32_t nameLen) nogil
-    HcclResult PyhcclCommGetFlightRecord(HcclComm comm, PyhcclOpRecord *records,
-                                         uint32_t capacity, uint32_t *count) nogil
-    HcclResult PyhcclStreamTakeOpError(aclrtStream stream, PyhcclOpError *info,
-                                       int32_t *found) nogil
-    HcclResult PyhcclCancelSetups() nogil
-    HcclResult PyhcclCommAbort(HcclComm comm) nogil
+                                     uint32_t rankCount)
+    HcclResult PyhcclCommGetHostName(HcclComm comm, uint32_t hostId, char *name, uint32_t nameLen)
+    HcclResult PyhcclCommGetTransport(HcclComm comm, uint32_t peer, char *name, uint32_t nameLen)
+    HcclResult PyhcclCommGetFlightRecord(HcclComm comm, PyhcclOpRecord *records, uint32_t capacity,
+                                         uint32_t *count)
+    HcclResult PyhcclStreamTakeOpError(aclrtStream stream, PyhcclOpError *info, int32_t *found)
+    HcclResult PyhcclCancelSetups()
+    HcclResult PyhcclCommAbort(HcclComm comm)
+
+# ---- what an older CANN toolkit lacks ----------------------------------------
+# For a build against a toolkit (PYHCCL_CANN), conf/cann_config.py writes one
+# PYHCCL_HAVE_<name> flag per name above that the toolkit's headers declare, and a
+# fallback for each one they lack (values of include/, functions that return "not
+# supported"), as mpi4py does for MPI versions. The host runtime declares them all.
+cdef extern from *:
+    """
+    #ifdef PYHCCL_CANN
+    #include "pyhccl_cann_config.h"
+    #endif
+    """

@@ -85,7 +85,9 @@ def test_runtime_loaded_from_the_toolkit():
 
 
 def test_missing_names_are_those_removed():
-    assert sorted(cfg.MISSING) == sorted(_layout()["removed"])
+    # The fields of a missing struct go with it.
+    missing = [n for n in cfg.MISSING if "." not in n or n.split(".")[0] not in cfg.MISSING]
+    assert sorted(missing) == sorted(_layout()["removed"])
 
 
 def test_flags_in_config_header():

@@ -69,9 +69,27 @@ def reduce_headers(include):
             f.write(text)
 
 
+def extension_names():
+    """The types and functions pyhccl's own header declares (CANN has none of them)."""
+    with open(os.path.join(ROOT, "include", "hccl", "hccl_host.h")) as f:
+        text = f.read()
+    return sorted(set(re.findall(r"\}\s*(Pyhccl\w+);", text)) |
+                  set(re.findall(r"\b(Pyhccl\w+)\s*\(", text)))
+
+
 def make_toolkit(toolkit, reduced):
     shutil.rmtree(toolkit, ignore_errors=True)
     shutil.copytree(os.path.join(ROOT, "include"), os.path.join(toolkit, "include"))
+    # A toolkit has CANN's headers only: not pyhccl's extensions (hccl/hccl_host.h).
+    os.remove(os.path.join(toolkit, "include", "hccl", "hccl_host.h"))
+    hccl_h = os.path.join(toolkit, "include", "hccl", "hccl.h")
+    with open(hccl_h) as f:
+        text = f.read()
+    text, n = re.subn(r'^[^\n]*\n#include "hccl/hccl_host.h"\n', "", text, flags=re.M)
+    if n != 1:
+        sys.exit("cann_build: hccl/hccl.h: expected one #include of hccl/hccl_host.h")
+    with open(hccl_h, "w") as f:
+        f.write(text)
     os.makedirs(os.path.join(toolkit, "lib64"))
     for lib in LIBS:
         src = os.path.join(ROOT, "build", "lib", lib)
@@ -81,6 +99,7 @@ def make_toolkit(toolkit, reduced):
     if reduced:
         reduce_headers(os.path.join(toolkit, "include"))
     removed = [name for _, _, name in REDUCTIONS] if reduced else []
+    removed += extension_names()  # never in a toolkit
     with open(os.path.join(toolkit, "pyhccl_layout.json"), "w") as f:
         json.dump({"reduced": reduced, "removed": removed}, f, indent=1)
     say(f"toolkit laid out in {toolkit}" + (" (reduced headers)" if reduced else ""))

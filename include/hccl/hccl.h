@@ -94,4 +94,7 @@ HCCL_API_VISIBILITY HcclResult HcclGetCommConfig(HcclComm comm, HcclConfig confi
 }
 #endif
 
+/* pyhccl's host runtime: its own extensions (Pyhccl*), and PYHCCL_HOST_RUNTIME. */
+#include "hccl/hccl_host.h"
+
 #endif /* PYHCCL_HCCL_HCCL_H_ */

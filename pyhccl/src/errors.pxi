@@ -144,8 +144,11 @@ class HcclError(Error):
     """
 
     _code_name = staticmethod(hccl_result_name)
-    seq = None
-    rank = None
+
+    def __init__(self, code, message=None, api=None):
+        super().__init__(code, message, api)
+        self.seq = None
+        self.rank = None
 
 
 class AclError(Error):

@@ -81,8 +81,8 @@ HcclResult hier_all_reduce(Ctx &x, const Groups &g, const char *in, char *out, s
     Span sq = split(count, L, index_in(g.local, q), es);
     b.send(q, in + sq.lo * es, sq.size() * es);
   }
-  std::vector<char> tmp(L > 2 || (L == 2 && g.li == 1) ? si.size() * es : 0);
-  Folded f = local_fold(b, g, x.me, in + si.lo * es, out + si.lo * es, tmp.data(), si.size() * es);
+  char *tmp = L > 2 || (L == 2 && g.li == 1) ? x.comm.scratch(0, si.size() * es) : nullptr;
+  Folded f = local_fold(b, g, x.me, in + si.lo * es, out + si.lo * es, tmp, si.size() * es);
   const Dep acc = f.dep;
   const char *acc_base = f.ptr;
   auto acc_at = [&](int k) { return acc.region ? acc.at(sub(si, k).lo * es) : Dep{}; };
@@ -130,8 +130,8 @@ HcclResult hier_reduce_scatter(Ctx &x, const Groups &g, const char *in, char *ou
   const size_t B = count * x.es;
   const int L = static_cast<int>(g.local.size()), H = static_cast<int>(g.cross.size());
   auto block = [&](int k, int j) { return in + static_cast<size_t>(g.rank_at(x, k, j)) * B; };
-  std::vector<char> tmp(H > 1 ? static_cast<size_t>(H) * B : 0);
-  auto tblk = [&](int k) { return tmp.data() + static_cast<size_t>(k) * B; };
+  char *tmp = H > 1 ? x.comm.scratch(0, static_cast<size_t>(H) * B) : nullptr;
+  auto tblk = [&](int k) { return tmp + static_cast<size_t>(k) * B; };
   Batch b(x);
 
   // 1. Inside the host: local rank j gets, for every host k, the block of
@@ -139,12 +139,13 @@ HcclResult hier_reduce_scatter(Ctx &x, const Groups &g, const char *in, char *ou
   const std::vector<int> peers = local_peers(g);
   for (int q : peers)
     for (int k = 0; k < H; ++k) b.send(q, block(k, index_in(g.local, q)), B);
-  std::vector<char> part(H == 1 && L > 1 ? B : 0);  // partial sums, when they cannot go to tmp
+  // Partial sums, when they cannot go to tmp.
+  char *part = H == 1 && L > 1 ? x.comm.scratch(1, B) : nullptr;
   std::vector<Dep> acc(H);
   std::vector<const char *> acc_base(H);
   for (int k = 0; k < H; ++k) {
     char *dst = H == 1 ? out : tblk(k);
-    Folded f = local_fold(b, g, x.me, block(k, g.li), dst, H == 1 ? part.data() : dst, B);
+    Folded f = local_fold(b, g, x.me, block(k, g.li), dst, H == 1 ? part : dst, B);
     acc[k] = f.dep;
     acc_base[k] = f.ptr;
   }

@@ -21,12 +21,12 @@ HcclResult run_all_to_all_v(Ctx &x) {
     return x.fail(HCCL_E_PARA, "this rank sends itself " + std::to_string(sc[x.me]) +
                                    " elements but recvCounts[" + std::to_string(x.me) + "] is " +
                                    std::to_string(rc[x.me]));
-  std::vector<char> copy;
   if (send == recv && x.n > 1) {  // AlltoAll in place: read from a copy
     size_t total = 0;
     for (int p = 0; p < x.n; ++p) total = std::max<size_t>(total, (sd[p] + sc[p]) * es);
-    copy.assign(send, send + total);
-    send = copy.data();
+    char *copy = x.comm.scratch(0, total);
+    std::memcpy(copy, send, total);
+    send = copy;
   }
   if (sc[x.me] > 0 && send + sd[x.me] * es != recv + rd[x.me] * es)
     std::memmove(recv + rd[x.me] * es, send + sd[x.me] * es, sc[x.me] * es);

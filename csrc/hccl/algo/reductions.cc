@@ -22,21 +22,21 @@ namespace {
 HcclResult flat_reduce(Ctx &x, const char *in, char *out, size_t count, int root) {
   const size_t bytes = count * x.es;
   std::vector<const void *> srcs(x.n);
-  std::vector<char> all(root < 0 || root == x.me ? bytes * x.n : 0);
+  char *all = root < 0 || root == x.me ? x.comm.scratch(0, bytes * x.n) : nullptr;
   HcclResult rc = root < 0
-      ? exchange(x, all_ranks(x), in, bytes, all.data())
+      ? exchange(x, all_ranks(x), in, bytes, all)
       : rooted_exchange(
             x, root,
             [&](Batch &b, int p) {
               b.send(p, nullptr, 0);
-              b.recv(p, all.data() + p * bytes, bytes);
+              b.recv(p, all + p * bytes, bytes);
             },
             [&](Batch &b) {
               b.recv(root, nullptr, 0);
               b.send(root, in, bytes);
             });
   if (rc != HCCL_SUCCESS || (root >= 0 && root != x.me)) return rc;
-  for (int p = 0; p < x.n; ++p) srcs[p] = p == x.me ? in : all.data() + p * bytes;
+  for (int p = 0; p < x.n; ++p) srcs[p] = p == x.me ? in : all + p * bytes;
   reduce(x.op.dtype, x.op.op, out, srcs.data(), x.n, count);
   return HCCL_SUCCESS;
 }

@@ -107,8 +107,7 @@ HcclResult tree_reduce(Ctx &x, const char *in, char *out, size_t count, int root
   HcclResult rc = compare_signatures(x);  // a tree does not bring every pair together
   if (rc != HCCL_SUCCESS) return rc;
   Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min);
-  std::vector<char> tmp(x.me != root && !t.children.empty() ? bytes : 0);
-  char *acc = x.me == root ? out : tmp.data();
+  char *acc = x.me == root ? out : t.children.empty() ? nullptr : x.comm.scratch(0, bytes);
   Batch b(x);
   Dep sum;  // in op child 0 op child 1 ..., in that order
   for (size_t i = 0; i < t.children.size(); ++i)

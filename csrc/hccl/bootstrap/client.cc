@@ -265,7 +265,18 @@ HcclResult bootstrap_fail(Bootstrap *bs, HcclResult code, const std::string &msg
     std::memcpy(frame.data() + bsnet::kHeaderBytes, &code_be, 4);
     std::memcpy(frame.data() + bsnet::kHeaderBytes + 4, text.data(), text.size());
     int err = 0;
-    bsnet::send_all(bs->fd, frame.data(), frame.size(), Clock::now() + std::chrono::seconds(1), &err);
+    Io io = bsnet::send_all(bs->fd, frame.data(), frame.size(), Clock::now() + std::chrono::seconds(1), &err);
+    // The root's verdict: this message, or that of a rank that failed first.
+    uint32_t type = 0;
+    uint64_t len = 0;
+    std::vector<uint8_t> payload;
+    if (io == Io::kOk || io == Io::kClosed)
+      io = read_frame(bs->fd, Clock::now() + std::chrono::seconds(2), &type, &len, &payload, &err);
+    std::string verdict;
+    if (io == Io::kOk && type == bsnet::kError) {
+      code = decode_error(payload, &verdict);
+      return bs->fail(code, verdict);
+    }
   }
   bs->failed = code;
   bs->fail_msg = bs->api + ": " + msg;

@@ -48,6 +48,15 @@ class Comm {
   std::atomic<uint64_t> running_seq{0};  // the collective running now (0: none)
   FlightRecorder flight{64};        // the last operations, for post-mortems
 
+  // Scratch memory of the running operation (operations of a communicator
+  // run one at a time): kept between operations, so that large temporary
+  // buffers are not faulted in anew every time.
+  char *scratch(int which, size_t bytes) {
+    std::vector<char> &s = scratch_[which];
+    if (s.size() < bytes) s.resize(bytes);
+    return s.data();
+  }
+
   // ---- ordering and state (all under mu) ----
   std::mutex mu;
   std::condition_variable cv;
@@ -68,6 +77,9 @@ class Comm {
   // The same, after looking whether a peer reported a failure (or died): a
   // few syscalls, so not for every operation.
   HcclResult poll_error(std::string *msg);
+
+ private:
+  std::vector<char> scratch_[2];
 };
 
 // ---- registry of live communicators ----

@@ -1,0 +1,168 @@
+"""pyhccl beside MPI across simulated hosts, in one run.
+
+Builds a cluster of simulated hosts (network namespaces on a bridge, links shaped with tc:
+tests/multihost/simhosts.py), measures what one TCP stream and several streams carry
+between two hosts, then runs `python -m pyhccl.bench --compare mpi` for each collective
+with the ranks spread over the hosts (MPICH's mpiexec launches into the namespaces; Open
+MPI's mpirun too when --openmpi names one). Prints one table per collective: size, pyhccl
+and MPI busbw, their ratio, and pyhccl's busbw as a share of the link's bound.
+
+The bound: every byte a host's ranks need from the other hosts crosses that host's link.
+With H hosts of L ranks (n = H x L), AllReduce must move 2(H-1)/H x S each way over a
+host's link, so its busbw (2(n-1)/n x S / t) is at most
+link x [2(n-1)/n] / [2(H-1)/H]; AllGather and ReduceScatter: link x [(n-1)/n] / [(H-1)/H];
+Broadcast: link. "link" is the shaped rate (nominal), and the bound is also given against
+what TCP reached over the link in this run (measured), which on a 2-core machine is
+often below the nominal rate.
+
+    sudo python benchmarks/multihost.py [--layout 2x2] [--rate 10gbit] [-b 1M -e 64M]
+        [--ops allreduce,allgather,reducescatter,broadcast] [--openmpi PATH/mpirun]
+
+Needs root (namespaces), like the multi-host tests.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "multihost"))
+import simhosts  # noqa: E402
+
+RATE_UNITS = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12, "bit": 1.0}
+
+# A sender and a receiver of raw TCP, to measure what the link carries.
+SINK = """
+import socket, sys, time
+n = int(sys.argv[1])
+srv = socket.socket(); srv.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+srv.bind(("0.0.0.0", 47001)); srv.listen(n)
+print("LISTENING", flush=True)
+conns = [srv.accept()[0] for _ in range(n)]
+import selectors
+sel = selectors.DefaultSelector()
+for c in conns: sel.register(c, selectors.EVENT_READ)
+total, t0, open_ = 0, None, n
+while open_:
+    for key, _ in sel.select():
+        b = key.fileobj.recv(1 << 20)
+        if t0 is None: t0 = time.monotonic()
+        if not b:
+            sel.unregister(key.fileobj); open_ -= 1
+        total += len(b)
+print(total / (time.monotonic() - t0), flush=True)
+"""
+SOURCE = """
+import socket, sys, threading
+host, n, nbytes = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+def push():
+    s = socket.create_connection((host, 47001)); buf = b"x" * (1 << 20); left = nbytes
+    while left > 0:
+        s.sendall(buf[:min(left, len(buf))]); left -= len(buf)
+    s.close()
+ts = [threading.Thread(target=push) for _ in range(n)]
+for t in ts: t.start()
+for t in ts: t.join()
+"""
+
+
+def rate_bits(text):
+    t = text.lower()
+    for unit, mul in RATE_UNITS.items():
+        if t.endswith(unit):
+            return float(t[:-len(unit)]) * mul
+    return float(t)
+
+
+def measure_tcp(cluster, streams, nbytes=256 << 20):
+    """Bytes/s that `streams` TCP connections carry from host 1 to host 0."""
+    sink = cluster.popen(0, [sys.executable, "-c", SINK, str(streams)], stdout=subprocess.PIPE,
+                         text=True)
+    assert sink.stdout.readline().strip() == "LISTENING"
+    cluster.run(1, [sys.executable, "-c", SOURCE, cluster.host(0).ip, str(streams),
+                    str(nbytes // streams)], timeout=120)
+    out, _ = sink.communicate(timeout=60)
+    return float(out.split()[-1])
+
+
+def bound_factor(op, hosts, ranks):
+    n, h = ranks, hosts
+    if op == "allreduce":
+        return (2 * (n - 1) / n) / (2 * (h - 1) / h)
+    if op in ("allgather", "reducescatter"):
+        return ((n - 1) / n) / ((h - 1) / h)
+    return 1.0
+
+
+def run_bench(cluster, layout, op, args, mpiexec, label, tmp):
+    out = Path(tmp) / f"{label}-{op}.json"
+    argv = [sys.executable, "-m", "pyhccl.bench", "--op", op, "-b", args.minbytes, "-e",
+            args.maxbytes, "-f", str(args.factor), "-n", str(args.iters), "-w", str(args.warmup),
+            "--compare", "mpi", "--json", str(out)]
+    env = {"PYTHONPATH": str(ROOT), "HCCL_EXEC_TIMEOUT": "300", "HCCL_CONNECT_TIMEOUT": "120",
+           # MPI between hosts over the (shaped) network too: its UCX or libfabric would
+           # otherwise find the other "hosts" on this machine and use shared memory.
+           "UCX_TLS": "tcp,self", "UCX_NET_DEVICES": "eth0", "FI_PROVIDER": "tcp",
+           "OMPI_MCA_btl": "self,vader,tcp", "OMPI_MCA_pml": "ob1"}
+    cmd, full_env = cluster.mpi_job(layout, argv, env=env, mpiexec=mpiexec)
+    proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=3000)
+    if proc.returncode != 0 or not out.exists():
+        print(f"{label} {op}: the benchmark failed\n{proc.stdout}\n{proc.stderr}", file=sys.stderr)
+        return None
+    return json.loads(out.read_text())
+
+
+def report(data, op, label, hosts, ranks, link_bps, tcp_bps):
+    factor = bound_factor(op, hosts, ranks)
+    nominal, measured = link_bps / 8 / 1e9 * factor, tcp_bps / 1e9 * factor
+    print(f"\n## {op}, {label} ({data['mpi_library']}), {hosts} hosts x {ranks // hosts} ranks")
+    print(f"busbw bound: {nominal:.2f} GB/s from the link rate, {measured:.2f} GB/s from "
+          f"what TCP carried in this run")
+    print("| size | pyhccl busbw (GB/s) | MPI busbw (GB/s) | pyhccl / MPI | % of bound (link) "
+          "| % of bound (TCP) | wrong |")
+    print("|---:|---:|---:|---:|---:|---:|---:|")
+    for r in data["rows"]:
+        print(f"| {r['size']:,} | {r['busbw']:.3f} | {r.get('mpi_busbw', float('nan')):.3f} | "
+              f"{r.get('ratio', float('nan')):.2f} | {100 * r['busbw'] / nominal:.0f}% | "
+              f"{100 * r['busbw'] / measured:.0f}% | {r['wrong'] + r.get('mpi_wrong', 0)} |")
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--layout", default="2x2", help="ranks per host, e.g. 2x2, 4x1, 3+1")
+    ap.add_argument("--rate", default="10gbit", help="every host's link (tc syntax)")
+    ap.add_argument("--ops", default="allreduce,allgather,reducescatter,broadcast")
+    ap.add_argument("-b", "--minbytes", default="1M")
+    ap.add_argument("-e", "--maxbytes", default="64M")
+    ap.add_argument("-f", "--factor", type=int, default=4)
+    ap.add_argument("-n", "--iters", type=int, default=10)
+    ap.add_argument("-w", "--warmup", type=int, default=3)
+    ap.add_argument("--openmpi", metavar="MPIRUN", help="also run under this Open MPI mpirun "
+                    "(its Python must have mpi4py built against it: --openmpi-python)")
+    opts = ap.parse_args()
+    why = simhosts.unavailable_reason()
+    if why:
+        sys.exit(f"cannot simulate hosts here: {why}")
+    counts = simhosts.parse_layout(opts.layout)
+    hosts, ranks = len(counts), sum(counts)
+    with simhosts.Cluster(hosts, rate=opts.rate) as cluster, tempfile.TemporaryDirectory() as tmp:
+        link = rate_bits(opts.rate)
+        tcp1 = measure_tcp(cluster, 1)
+        tcp2 = measure_tcp(cluster, 2)
+        print(f"# {hosts} simulated hosts ({opts.layout}), links shaped to {opts.rate}: one TCP "
+              f"stream carried {tcp1 * 8 / 1e9:.2f} Gbit/s, two {tcp2 * 8 / 1e9:.2f} Gbit/s")
+        runs = [("MPICH", None)] + ([("Open MPI", opts.openmpi)] if opts.openmpi else [])
+        for label, mpiexec in runs:
+            for op in opts.ops.split(","):
+                data = run_bench(cluster, opts.layout, op, opts, mpiexec, label, tmp)
+                if data:
+                    report(data, op, label, hosts, ranks, link, max(tcp1, tcp2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
