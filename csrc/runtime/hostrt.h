@@ -110,6 +110,20 @@ HOSTRT_API MemKind locate_memory(const void *p, size_t bytes, MemRegion *region,
 // call kDevice; taking it costs one lock.
 HOSTRT_API std::shared_ptr<const void> pin_memory(const void *p, size_t bytes);
 
+// What the virtual-memory API knows about address p (HCCL's memory ranges
+// and activated memory check their arguments with it).
+struct VmmInfo {
+  bool reserved = false;    // p lies in an aclrtReserveMemAddress range ...
+  void *res_base = nullptr; // ... starting here,
+  uint64_t res_size = 0;    // ... of this size (as asked for)
+  bool mapped = false;      // p lies in an aclrtMapMem mapping ...
+  void *map_base = nullptr;
+  uint64_t map_size = 0;
+  aclrtDrvMemHandle handle = nullptr;  // ... of this physical memory
+};
+// False (and *out untouched) when p is not in reserved address space.
+HOSTRT_API bool vmm_describe(const void *p, VmmInfo *out);
+
 }  // namespace hostrt
 
 // Fails the stream task running on the calling thread (a host function of

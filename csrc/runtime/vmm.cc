@@ -323,8 +323,9 @@ aclError Vmm::unmap(void *p, const char *api) {
   Mapping &m = it->second;
   if (m.pins > 0) {
     return fail(ACL_ERROR_INVALID_PARAM,
-                "%s: virPtr %p is in use by %u queued or running task(s) (aclrtMemcpyAsync, "
-                "aclrtMemsetAsync, ...); synchronize their streams first",
+                "%s: virPtr %p is in use by %u queued or running task(s) or HCCL registration(s) "
+                "(aclrtMemcpyAsync, aclrtMemsetAsync, collectives; HcclCommSymWinRegister, "
+                "HcclCommActivateCommMemory); synchronize their streams, or deregister, first",
                 api, p, m.pins);
   }
   if (placeholder(p, m.size, MAP_FIXED) == MAP_FAILED) {
@@ -387,5 +388,31 @@ bool Vmm::locate(const void *p, size_t bytes, Located *out, std::shared_ptr<cons
   out->kind = MemKind::kOutOfBounds;
   return true;
 }
+
+bool Vmm::describe(const void *p, VmmInfo *out) {
+  if (live_reservations_.load(std::memory_order_acquire) == 0) return false;
+  const uintptr_t at = reinterpret_cast<uintptr_t>(p);
+  std::lock_guard<std::mutex> lk(mu_);
+  auto res = reservation_locked(at);
+  if (res == reservations_.end()) return false;
+  VmmInfo info;
+  info.reserved = true;
+  info.res_base = reinterpret_cast<void *>(res->first);
+  info.res_size = res->second.size;
+  auto it = mappings_.upper_bound(at);
+  if (it != mappings_.begin()) {
+    --it;
+    if (at - it->first < it->second.size) {
+      info.mapped = true;
+      info.map_base = reinterpret_cast<void *>(it->first);
+      info.map_size = it->second.size;
+      info.handle = make_handle(HandleKind::kPhysical, it->second.phys->id);
+    }
+  }
+  *out = info;
+  return true;
+}
+
+bool vmm_describe(const void *p, VmmInfo *out) { return Vmm::get().describe(p, out); }
 
 }  // namespace hostrt

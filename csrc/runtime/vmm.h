@@ -56,6 +56,8 @@ class Vmm {
   // Fills *out and returns true if p lies in a reservation (false: not ours).
   // With `pin`, a kDevice result also pins the mapping into *pin.
   bool locate(const void *p, size_t bytes, Located *out, std::shared_ptr<const void> *pin);
+  // hostrt::vmm_describe.
+  bool describe(const void *p, VmmInfo *out);
 
  private:
   friend class ForkLocal<Vmm>;

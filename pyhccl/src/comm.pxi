@@ -108,6 +108,7 @@ cdef class Comm:
     cdef uint32_t _size
     cdef int32_t _device
     cdef object _name
+    cdef uint64_t _splits      # split() calls so far (numbers their subCommIds)
     cdef object __weakref__
 
     def __cinit__(self, nranks, root_info, rank, config=None):
@@ -117,6 +118,13 @@ cdef class Comm:
         cdef HcclRootInfo info
         cdef uint32_t n, r
         cdef bint use_config
+        if type(root_info) is _Adopt:     # a handle made in C (split, rank tables, ...)
+            self._handle = <HcclComm><uintptr_t>root_info.handle
+            self._device = root_info.device
+            self._rank = rank
+            self._size = nranks
+            _live_comms.add(self)
+            return
         try:
             n_py = operator.index(nranks)
         except TypeError:
@@ -412,6 +420,71 @@ cdef class Comm:
         """Build a communicator over an mpi4py communicator (see pyhccl.mpi.comm_from_mpi)."""
         from pyhccl.mpi import comm_from_mpi
         return comm_from_mpi(mpi_comm, device=device, config=config)
+
+    # ---- sub-communicators and registered memory (src/hcclext.pxi) ---------
+
+    def create_sub_comm(self, rank_ids, sub_comm_id=0xFFFFFFFF, config=None):
+        """Create a sub-communicator of the ranks in `rank_ids` (HcclCreateSubCommConfig).
+
+        Collective over this communicator: members pass the same `rank_ids`
+        (a rank's index in it is its rank in the new communicator) and the
+        same `sub_comm_id` (unique within this communicator); the other ranks
+        pass rank_ids=None and get None. Several disjoint groups may be
+        created in one call, each with its own id.
+
+        Returns:
+            the new Comm on members, None elsewhere.
+        """
+        return _comm_create_sub(self, rank_ids, sub_comm_id, config)
+
+    def split(self, color, key=0, config=None):
+        """Split into sub-communicators by `color`, ordered by (`key`, rank), like MPI_Comm_split.
+
+        Collective over this communicator; needs no MPI (the colors and keys
+        travel over this communicator). Ranks with color None or negative
+        get None.
+
+        Returns:
+            the Comm of this rank's color, or None.
+        """
+        return _comm_split(self, color, key, config)
+
+    def sym_win_register(self, mem, size=None):
+        """Register `mem` as a symmetric window (HcclCommSymWinRegister; collective).
+
+        `mem` is a MemMapping (or a DeviceArray or address inside one, with
+        `size`); every rank registers the same size. Collectives whose
+        buffers lie in windows read peers' windows directly, at every size.
+        The memory cannot be unmapped until the window is deregistered.
+
+        Returns:
+            SymWindow.
+        """
+        return _sym_win_register(self, mem, size)
+
+    def set_memory_range(self, mem, size=None):
+        """Declare a reserved address range to HCCL (HcclCommSetMemoryRange).
+
+        `mem` is an AddressReservation (or its address, with `size`); the
+        range is known to every communicator of the process.
+        """
+        _set_memory_range(self, mem, size)
+
+    def unset_memory_range(self, mem):
+        """Remove a range set by set_memory_range() (HcclCommUnsetMemoryRange)."""
+        _unset_memory_range(self, mem)
+
+    def activate_comm_memory(self, mapping, size=None):
+        """Activate a mapping inside a memory range as this communicator's memory (HcclCommActivateCommMemory).
+
+        It stays mapped (unmap() fails) until deactivate_comm_memory() or
+        destroy().
+        """
+        _activate_comm_memory(self, mapping, size)
+
+    def deactivate_comm_memory(self, mapping):
+        """Undo activate_comm_memory() (HcclCommDeactivateCommMemory)."""
+        _deactivate_comm_memory(self, mapping)
 
     # ---- collectives -------------------------------------------------------
 

@@ -74,6 +74,7 @@ _DT_ALIASES = {
     "float64": 10, "fp64": 10, "double": 10,
     "bfloat16": 11, "bf16": 11, "bfp16": 11,
     "int128": 12, "hif8": 14, "fp8e4m3": 15, "fp8e5m2": 16, "fp8e8m0": 17,
+    "hifloat8": 14, "float8_e4m3fn": 15, "float8_e5m2": 16, "float8_e8m0fnu": 17,
 }
 
 _OP_ALIASES = {"sum": 0, "prod": 1, "product": 1, "max": 2, "min": 3}

@@ -25,6 +25,7 @@ std::string describe(const OpSig &s) {
   const OpFacts *f = op_facts_or_null(s.kind);
   if (f == nullptr) return "an unknown operation (" + std::to_string(s.kind) + ")";
   std::string d = f->api;
+  if (f->run == run_host_call) return d;  // a management call: its name says it
   if (f->count_rule == OpFacts::kRecvCountsDigest || f->count_rule == OpFacts::kSendCountsDigest) {
     char hex[24];
     std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(s.count));
@@ -217,5 +218,11 @@ std::vector<int> all_ranks(const Ctx &x) {
 HcclResult compare_signatures(Ctx &x) { return exchange(x, all_ranks(x), nullptr, 0, nullptr); }
 
 HcclResult run_op_algorithm(Ctx &x) { return op_facts(x.op.kind).run(x); }
+
+HcclResult run_host_call(Ctx &x) {
+  x.algo = "host call";
+  if (!x.op.host_fn) return x.fail(HCCL_E_INTERNAL, "host call without a function");
+  return x.op.host_fn(x);
+}
 
 }  // namespace hccl

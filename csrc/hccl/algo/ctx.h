@@ -121,6 +121,8 @@ HcclResult run_all_to_all_v(Ctx &x);
 HcclResult run_all_gather_v(Ctx &x);
 HcclResult run_reduce_scatter_v(Ctx &x);
 HcclResult run_send_recv(Ctx &x);
+// Host calls (HcclCommSymWinRegister, ...): runs op.host_fn.
+HcclResult run_host_call(Ctx &x);
 
 // Dispatches on op.kind.
 HcclResult run_op_algorithm(Ctx &x);

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "hccl/algo/ctx.h"
+#include "hccl/algo/tuning.h"
 
 namespace hccl {
 
@@ -23,6 +24,15 @@ HcclResult direct_open(Ctx &x, const void *send, size_t send_bytes, void *recv, 
 // buffers, then checks that no peer failed meanwhile (a peer that gave up
 // may have reused the memory this rank read).
 HcclResult direct_close(Ctx &x);
+
+// Symmetric windows (window_direct.cc). window_candidate: whether this op
+// exchanges where its buffers lie in the communicator's windows (the same
+// answer on every rank: windows are registered collectively). window_open:
+// that exchange; *ok (the same on every rank) when every rank's buffers lie
+// in windows all ranks mapped, and then *views holds them as seen from here.
+bool window_candidate(const Ctx &x, Coll c);
+HcclResult window_open(Ctx &x, const void *send, size_t send_bytes, void *recv, size_t recv_bytes,
+                       bool *ok, PeerViews *views);
 
 HcclResult direct_all_reduce(Ctx &x, const PeerViews &v, size_t count, int root);
 HcclResult direct_reduce_scatter(Ctx &x, const PeerViews &v, char *recv, size_t count);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -23,9 +24,15 @@ enum class OpKind {
   kReduceScatterV,
   kAlltoAllV,
   kSendRecv,   // HcclSend, HcclRecv, HcclBatchSendRecv, or a group of them
+  // Collective management calls run in the communicator's operation order
+  // (comm/host_call.h): their exchanges carry these kinds in signatures.
+  kSymWinRegister,
+  kSymWinDeregister,
+  kCreateSubComm,
 };
 
 class Ctx;
+struct WindowSet;
 
 // Facts about each kind of operation, in one table (op_table.cc).
 struct OpFacts {
@@ -38,7 +45,7 @@ struct OpFacts {
   enum CountRule : uint8_t { kSameCount, kRecvCountsDigest, kSendCountsDigest, kNotCompared } count_rule;
   HcclResult (*run)(Ctx &x);  // the algorithm entry (algo/<name>.cc)
 };
-constexpr int kOpKinds = static_cast<int>(OpKind::kSendRecv) + 1;
+constexpr int kOpKinds = static_cast<int>(OpKind::kCreateSubComm) + 1;
 const OpFacts &op_facts(OpKind kind);
 // The facts of a kind number read from a peer's message (null if unknown).
 const OpFacts *op_facts_or_null(uint32_t kind);
@@ -73,6 +80,10 @@ struct OpDesc {
   std::vector<P2pItem> items;
   // Keep mapped device memory of the buffers mapped until the op has run.
   std::vector<std::shared_ptr<const void>> pins;
+  // Symmetric windows registered when the op was enqueued (null: none).
+  std::shared_ptr<const WindowSet> windows;
+  // Host calls (kSymWinRegister, ...): what runs in the op's turn.
+  std::function<HcclResult(Ctx &)> host_fn;
 };
 
 }  // namespace hccl

@@ -16,6 +16,9 @@ constexpr OpFacts kFacts[] = {
     {OpKind::kReduceScatterV, "HcclReduceScatterV", false, true, OpFacts::kSendCountsDigest, run_reduce_scatter_v},
     {OpKind::kAlltoAllV, "HcclAlltoAllV", false, false, OpFacts::kNotCompared, run_all_to_all_v},
     {OpKind::kSendRecv, "send/recv", false, false, OpFacts::kNotCompared, run_send_recv},
+    {OpKind::kSymWinRegister, "HcclCommSymWinRegister", false, false, OpFacts::kSameCount, run_host_call},
+    {OpKind::kSymWinDeregister, "HcclCommSymWinDeregister", false, false, OpFacts::kSameCount, run_host_call},
+    {OpKind::kCreateSubComm, "HcclCreateSubCommConfig", false, false, OpFacts::kSameCount, run_host_call},
 };
 static_assert(sizeof(kFacts) / sizeof(kFacts[0]) == kOpKinds, "one row per OpKind");
 

@@ -48,6 +48,14 @@ HcclResult reduce_common(Ctx &x, Coll c, const char *in, char *out, size_t count
     return HCCL_SUCCESS;
   }
   if (count == 0) return compare_signatures(x);
+  if (window_candidate(x, c)) {
+    bool ok = false;
+    PeerViews v;
+    char *my_recv = (root < 0 || root == x.me) ? out : nullptr;
+    HcclResult rc = window_open(x, in, bytes, my_recv, my_recv ? bytes : 0, &ok, &v);
+    if (rc != HCCL_SUCCESS) return rc;
+    if (ok) return direct_all_reduce(x, v, count, root);
+  }
   Algo a = select_algo(x, c, bytes);
   x.algo = algo_name(a);
   if (a == Algo::kFlat && (root < 0 || x.n <= kFlatRanks)) return flat_reduce(x, in, out, count, root);
@@ -89,6 +97,13 @@ HcclResult run_reduce_scatter(Ctx &x) {
     return HCCL_SUCCESS;
   }
   if (count == 0) return compare_signatures(x);
+  if (window_candidate(x, Coll::kReduceScatter)) {
+    bool ok = false;
+    PeerViews v;
+    HcclResult rc = window_open(x, in, count * x.es * x.n, out, count * x.es, &ok, &v);
+    if (rc != HCCL_SUCCESS) return rc;
+    if (ok) return direct_reduce_scatter(x, v, out, count);
+  }
   Algo a = select_algo(x, Coll::kReduceScatter, count * x.es * x.n);
   x.algo = algo_name(a);
   if (a == Algo::kDirect) {
@@ -112,6 +127,13 @@ HcclResult run_all_gather(Ctx &x) {
     return HCCL_SUCCESS;
   }
   if (count == 0) return compare_signatures(x);
+  if (window_candidate(x, Coll::kAllGather)) {
+    bool ok = false;
+    PeerViews v;
+    HcclResult rc = window_open(x, in, count * x.es, out, count * x.es * x.n, &ok, &v);
+    if (rc != HCCL_SUCCESS) return rc;
+    if (ok) return direct_all_gather(x, v, out, count);
+  }
   Algo a = select_algo(x, Coll::kAllGather, count * x.es * x.n);
   x.algo = algo_name(a);
   if (a == Algo::kDirect) {

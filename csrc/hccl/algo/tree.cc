@@ -62,6 +62,13 @@ HcclResult run_broadcast(Ctx &x) {
   const size_t bytes = x.op.count * x.es;
   if (x.n == 1) return HCCL_SUCCESS;
   if (bytes == 0) return compare_signatures(x);
+  if (window_candidate(x, Coll::kBroadcast)) {
+    bool ok = false;
+    PeerViews v;
+    HcclResult rc = window_open(x, buf, bytes, nullptr, 0, &ok, &v);
+    if (rc != HCCL_SUCCESS) return rc;
+    if (ok) return direct_broadcast(x, v, buf, bytes, root);
+  }
   if (select_algo(x, Coll::kBroadcast, bytes) == Algo::kDirect) {
     x.algo = "direct";
     bool ok = false;

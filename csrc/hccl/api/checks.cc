@@ -72,13 +72,9 @@ HcclResult check_dtype(HcclDataType dt, const char *api, const char *arg) {
 }
 
 HcclResult check_dtype_raw(int32_t v, const char *api, const char *arg) {
-  const HcclDataType dt = static_cast<HcclDataType>(v >= 0 && v < 64 ? v : 0);
-  if (v >= 0 && v <= 11) return HCCL_SUCCESS;
-  if (known_dtype(v)) {
-    hostrt::set_error("%s: %s %s (%d) is not supported by the pyhccl host runtime", api, arg,
-                      dtype_name(dt), v);
-    return HCCL_E_NOT_SUPPORT;
-  }
+  // Every type the headers define moves (collectives that only copy bytes);
+  // which of them reduce is check_reduction's business.
+  if (known_dtype(v)) return HCCL_SUCCESS;
   hostrt::set_error("%s: %s (%d) is not an HcclDataType", api, arg, v);
   return HCCL_E_PARA;
 }
@@ -91,8 +87,12 @@ HcclResult check_reduction(HcclDataType dt, HcclReduceOp op, const char *api) {
     return HCCL_E_PARA;
   }
   if (!reduce_supported(dt, op)) {
-    hostrt::set_error("%s: op %s is not supported for dataType %s", api, op_name(op),
-                      dtype_name(dt));
+    // As on CANN: INT128, HIF8 and the FP8 types move (AllGather, Broadcast,
+    // Send/Recv, ...) but do not reduce.
+    hostrt::set_error("%s: reduction op %s is not supported for dataType %s (%d): like CANN, "
+                      "pyhccl reduces no int128, hifloat8 or float8 type (they only move, in "
+                      "AllGather, Broadcast, AlltoAll, Scatter, Send/Recv and the like)",
+                      api, op_name(op), dtype_name(dt), static_cast<int>(dt));
     return HCCL_E_NOT_SUPPORT;
   }
   return HCCL_SUCCESS;

@@ -27,8 +27,8 @@ std::vector<std::shared_ptr<const void>> take_pins();
 HcclResult check_comm(HcclComm comm, const char *api, std::shared_ptr<Comm> *out);
 // An output or input pointer that must not be NULL (E_PTR).
 HcclResult check_ptr(const void *p, const char *api, const char *arg);
-// A dtype every collective moves: HCCL types 0..11 (E_PARA unknown value,
-// E_NOT_SUPPORT for a known type we cannot move).
+// A dtype collectives move: every HcclDataType the headers define (0..12,
+// 14..17); E_PARA for any other value.
 HcclResult check_dtype(HcclDataType dt, const char *api, const char *arg = "dataType");
 // The same for a raw integer read from memory (not yet known to be a valid enum).
 HcclResult check_dtype_raw(int32_t v, const char *api, const char *arg);

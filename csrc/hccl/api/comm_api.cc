@@ -2,8 +2,11 @@
 #include <cstring>
 
 #include "hccl/api/checks.h"
+#include "hccl/api/state_callbacks.h"
 #include "hccl/bootstrap/bootstrap.h"
 #include "hccl/comm/comm.h"
+#include "hccl/comm/memrange.h"
+#include "hccl/comm/window.h"
 #include "hccl/hccl.h"
 #include "runtime/hostrt.h"
 
@@ -47,9 +50,16 @@ HcclResult HcclCommDestroy(HcclComm comm) {
   const char *api = "HcclCommDestroy";
   std::shared_ptr<Comm> c;
   HCCL_TRY(hccl::check_comm(comm, api, &c));
+  hccl::run_state_callbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_PRE);
   c = hccl::comm_unregister(comm);
   if (!c) return hccl::check_comm(comm, api, &c);  // destroyed meanwhile by another thread
-  return hccl::comm_destroy(std::move(c), api);
+  std::shared_ptr<Comm> keep = c;
+  HcclResult r = hccl::comm_destroy(std::move(c), api);
+  // Registered memory is released with the communicator (its queued work ran).
+  hccl::windows_drop(*keep);
+  hccl::memory_drop_comm(keep->id);
+  hccl::run_state_callbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_POST);
+  return r;
 }
 
 HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize) {

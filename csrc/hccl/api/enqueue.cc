@@ -77,6 +77,11 @@ HcclResult wait_if_blocking(Comm &comm, hostrt::Stream *s, const char *api) {
 
 HcclResult enqueue_op(const std::shared_ptr<Comm> &comm, aclrtStream stream, OpDesc op) {
   op.pins = take_pins();
+  {
+    // The symmetric windows registered by now (comm/window.h) go with the op.
+    std::lock_guard<std::mutex> lock(comm->mu);
+    op.windows = comm->windows;
+  }
   std::shared_ptr<hostrt::Stream> s;
   HcclResult r = resolve(*comm, stream, op.api, &s);
   if (r != HCCL_SUCCESS) return r;

@@ -1,66 +1,24 @@
 // HCCL functions the host runtime does not implement: they exist (so that
-// loaders and programs link) and return HCCL_E_NOT_SUPPORT with a message.
+// loaders and programs link) and return HCCL_E_NOT_SUPPORT with a message
+// that says why.
 #include "hccl/hccl.h"
 #include "runtime/hostrt.h"
 
-#define HCCL_UNSUPPORTED(name)                                                     \
-  hostrt::set_error("%s: not supported by the pyhccl host runtime", #name);       \
-  return HCCL_E_NOT_SUPPORT
-
 extern "C" {
 
-HcclResult HcclCommInitClusterInfo(const char *clusterInfo, uint32_t rank, HcclComm *comm) {
-  HCCL_UNSUPPORTED(HcclCommInitClusterInfo);
-}
+// CANN reserves these for recovery from device memory faults, after
+// aclrtDeviceTaskAbort stopped the device's tasks; the host runtime has
+// neither. A failed communicator here cannot be repaired in place (its peers'
+// transport state is gone with the failure): destroy it and create another.
+#define HCCL_NO_SUSPEND(name)                                                            \
+  hostrt::set_error("%s: not supported by the pyhccl host runtime: CANN reserves it for "  \
+                    "recovery from device memory faults (with aclrtDeviceTaskAbort), which " \
+                    "the host runtime does not have; destroy the communicator and create "   \
+                    "a new one", #name);                                                   \
+  return HCCL_E_NOT_SUPPORT
 
-HcclResult HcclCommInitClusterInfoConfig(const char *clusterInfo, uint32_t rank,
-                                         HcclCommConfig *config, HcclComm *comm) {
-  HCCL_UNSUPPORTED(HcclCommInitClusterInfoConfig);
-}
+HcclResult HcclCommSuspend(HcclComm comm) { HCCL_NO_SUSPEND(HcclCommSuspend); }
 
-HcclResult HcclCreateSubCommConfig(HcclComm *comm, uint32_t rankNum, uint32_t *rankIds,
-                                   uint64_t subCommId, uint32_t subCommRankId,
-                                   HcclCommConfig *config, HcclComm *subComm) {
-  HCCL_UNSUPPORTED(HcclCreateSubCommConfig);
-}
-
-HcclResult HcclCommInitAll(uint32_t ndev, int32_t *devices, HcclComm *comms) {
-  HCCL_UNSUPPORTED(HcclCommInitAll);
-}
-
-HcclResult HcclCommSuspend(HcclComm comm) { HCCL_UNSUPPORTED(HcclCommSuspend); }
-
-HcclResult HcclCommResume(HcclComm comm) { HCCL_UNSUPPORTED(HcclCommResume); }
-
-HcclResult HcclCommRegCommStateCallback(const char *regName, HcclCommStateCallback cb, void *args) {
-  HCCL_UNSUPPORTED(HcclCommRegCommStateCallback);
-}
-
-HcclResult HcclCommSetMemoryRange(HcclComm comm, void *baseVirPtr, size_t size, size_t alignment,
-                                  uint64_t flags) {
-  HCCL_UNSUPPORTED(HcclCommSetMemoryRange);
-}
-
-HcclResult HcclCommUnsetMemoryRange(HcclComm comm, void *baseVirPtr) {
-  HCCL_UNSUPPORTED(HcclCommUnsetMemoryRange);
-}
-
-HcclResult HcclCommActivateCommMemory(HcclComm comm, void *virPtr, size_t size, size_t offset,
-                                      aclrtDrvMemHandle handle, uint64_t flags) {
-  HCCL_UNSUPPORTED(HcclCommActivateCommMemory);
-}
-
-HcclResult HcclCommDeactivateCommMemory(HcclComm comm, void *virPtr) {
-  HCCL_UNSUPPORTED(HcclCommDeactivateCommMemory);
-}
-
-HcclResult HcclCommSymWinRegister(HcclComm comm, void *addr, uint64_t size,
-                                  HcclCommSymWindow *winHandle, uint32_t flag) {
-  HCCL_UNSUPPORTED(HcclCommSymWinRegister);
-}
-
-HcclResult HcclCommSymWinDeregister(HcclCommSymWindow winHandle) {
-  HCCL_UNSUPPORTED(HcclCommSymWinDeregister);
-}
+HcclResult HcclCommResume(HcclComm comm) { HCCL_NO_SUSPEND(HcclCommResume); }
 
 }  // extern "C"

@@ -40,6 +40,10 @@ HcclResult root_info_parse(const void *blob, RootInfoView *view);
 // The same with `api` (e.g. "HcclCommInitRootInfoConfig") prefixing messages
 // instead of "HcclCommInitRootInfo" (nullptr = that default).
 HcclResult root_info_parse(const void *blob, RootInfoView *view, const char *api);
+// Writes a blob for a rendezvous whose address, job id and secret the caller
+// chose (HcclCommInitClusterInfo derives them from the rank table; magic and
+// version are filled in here); root_info_parse reads it back.
+void root_info_encode(const RootInfoView &view, void *blob, size_t blob_bytes);
 // Hex of job_id, for naming things that belong to this job.
 std::string job_id_hex(const RootInfoView &view);
 

@@ -124,6 +124,15 @@ HcclResult root_info_parse(const void *blob, RootInfoView *view) {
   return root_info_parse(blob, view, nullptr);
 }
 
+void root_info_encode(const RootInfoView &view, void *blob, size_t blob_bytes) {
+  RootInfoView v = view;
+  std::memcpy(v.magic, kMagic, sizeof(kMagic));
+  v.version = htole32(kVersion);
+  v.port = htole16(view.port);
+  std::memset(blob, 0, blob_bytes);
+  std::memcpy(blob, &v, sizeof(v) < blob_bytes ? sizeof(v) : blob_bytes);
+}
+
 std::string job_id_hex(const RootInfoView &view) {
   static const char kHex[] = "0123456789abcdef";
   std::string s;

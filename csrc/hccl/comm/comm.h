@@ -27,6 +27,7 @@ namespace hccl {
 
 class Bootstrap;
 class Engine;
+struct WindowSet;
 
 class Comm {
  public:
@@ -66,6 +67,7 @@ class Comm {
   std::vector<uint64_t> abandoned;  // tickets that gave up waiting for their turn
   HcclResult async_error = HCCL_SUCCESS;  // first failure; later ops fail fast
   std::string async_msg;
+  std::shared_ptr<const WindowSet> windows;  // symmetric windows (comm/window.h); null: none
 
   HcclComm handle() const { return reinterpret_cast<HcclComm>(id); }
   // Records the first asynchronous failure, in collective `seq` (0: the one

@@ -16,7 +16,9 @@ namespace {
 // Offsets of HcclCommConfig fields and the version that added each (docs/ABI.md 3.1).
 constexpr size_t kOffBufferSize = 24, kOffDeterministic = 28, kOffCommName = 32;
 constexpr size_t kOffOpExpansion = 288, kOffExecTimeOut = 316, kOffAlgo = 320;
+constexpr size_t kOffSymWinMax = 2232;
 constexpr uint32_t kSinceName = 2, kSinceOpExpansion = 5, kSinceExecTimeOut = 9;
+constexpr uint32_t kSinceSymWinMax = 11;
 // Versions up to 8 are read only through hcclJobID (later layouts moved).
 constexpr size_t kOldLayoutEnd = 312;
 
@@ -132,6 +134,15 @@ HcclResult read_comm_config(const HcclCommConfig *config, const char *api, CommS
     hostrt::set_error("%s: config hcclAlgo is not NUL-terminated within %u bytes", api,
                       HCCL_COMM_ALGO_MAX_LENGTH);
     return HCCL_E_PARA;
+  }
+  uint64_t symwin_gb = 0;
+  if (rd.get(kOffSymWinMax, kSinceSymWinMax, &symwin_gb)) {
+    if (symwin_gb == 0 || symwin_gb > (1ull << 20)) {
+      hostrt::set_error("%s: config hcclSymWinMaxMemSizePerRank is %llu (GB); it must be "
+                        "between 1 and 1048576", api, static_cast<unsigned long long>(symwin_gb));
+      return HCCL_E_PARA;
+    }
+    out->symwin_max_gb = symwin_gb;
   }
   return HCCL_SUCCESS;
 }

@@ -17,6 +17,7 @@ struct CommSettings {
   int exec_timeout_s = 0;      // seconds a wait may last without progress
   std::string algo;            // hcclAlgo, kept for HcclConfigGetInfo
   uint32_t op_expansion_mode = 0;
+  uint64_t symwin_max_gb = HCCL_DEFAULT_SYMMETRIC_MEMORY_STRIDE;  // hcclSymWinMaxMemSizePerRank
 };
 
 // Fills *out from config (NULL = defaults) and the environment (HCCL_BUFFSIZE,

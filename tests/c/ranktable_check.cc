@@ -1,0 +1,136 @@
+// The rank table's building blocks on their own (csrc/hccl/ranktable/):
+// SHA-256 against FIPS 180-4's test vectors, fed in pieces of every size, and
+// the JSON reader on what a rank table file may hold and on broken input
+// (with the line and column it reports). Prints "ranktable ok".
+//
+//   g++ -std=c++17 -Iinclude -Icsrc tests/c/ranktable_check.cc
+//       csrc/hccl/ranktable/json.cc csrc/hccl/ranktable/sha256.cc
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "hccl/ranktable/json.h"
+#include "hccl/ranktable/sha256.h"
+
+namespace {
+
+int g_fail = 0;
+
+#define EXPECT(cond, ...)                                   \
+  do {                                                      \
+    if (!(cond)) {                                          \
+      ++g_fail;                                             \
+      std::fprintf(stderr, "ranktable_check.cc:%d: ", __LINE__); \
+      std::fprintf(stderr, __VA_ARGS__);                    \
+      std::fprintf(stderr, "\n");                           \
+    }                                                       \
+  } while (0)
+
+std::string hex(const uint8_t d[32]) {
+  static const char k[] = "0123456789abcdef";
+  std::string s;
+  for (int i = 0; i < 32; ++i) {
+    s.push_back(k[d[i] >> 4]);
+    s.push_back(k[d[i] & 15]);
+  }
+  return s;
+}
+
+// The digest of `msg`, fed `piece` bytes at a time.
+std::string sha(const std::string &msg, size_t piece) {
+  hccl::Sha256 h;
+  for (size_t off = 0; off < msg.size(); off += piece)
+    h.update(msg.data() + off, std::min(piece, msg.size() - off));
+  uint8_t d[32];
+  h.finish(d);
+  return hex(d);
+}
+
+void check_sha256() {
+  struct {
+    std::string msg;
+    const char *want;
+  } kat[] = {
+      {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
+      {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
+      {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
+       "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
+      {std::string(1000000, 'a'), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"},
+  };
+  for (const auto &k : kat)
+    for (size_t piece : {1u, 3u, 55u, 56u, 63u, 64u, 65u, 1000u, 1000000u}) {
+      std::string got = sha(k.msg, piece);
+      EXPECT(got == k.want, "SHA-256 of %zu bytes in pieces of %zu: %s, want %s", k.msg.size(),
+             piece, got.c_str(), k.want);
+    }
+}
+
+void check_json() {
+  using hccl::json::Value;
+  Value v;
+  std::string err;
+  const char *doc =
+      "{\n"
+      "  \"status\": \"completed\", \"n\": -12.5e+3, \"t\": true, \"f\": false, \"z\": null,\n"
+      "  \"list\": [ {\"a\": \"x\\\"y\\\\z\\/\\n\\t\\u00e9\\ud83d\\ude00\"}, [], {} ],\n"
+      "  \"status\": \"second\"\n"
+      "}";
+  EXPECT(hccl::json::parse(doc, &v, &err), "valid document refused: %s", err.c_str());
+  EXPECT(v.kind == Value::kObject && v.members.size() == 7, "top-level object");
+  const Value *status = v.get("status");
+  EXPECT(status && status->text == "completed" && status->line == 2 && status->column == 13,
+         "first of repeated members, at line 2 column 13 (got %d:%d)", status ? status->line : 0,
+         status ? status->column : 0);
+  EXPECT(v.get("n") && v.get("n")->kind == Value::kNumber && v.get("n")->text == "-12.5e+3",
+         "numbers keep their text");
+  EXPECT(v.get("t")->boolean && !v.get("f")->boolean && v.get("z")->kind == Value::kNull,
+         "literals");
+  const Value *list = v.get("list");
+  EXPECT(list && list->items.size() == 3 && list->items[1].kind == Value::kArray &&
+             list->items[2].kind == Value::kObject, "array of three");
+  const Value *a = list->items[0].get("a");
+  EXPECT(a && a->text == "x\"y\\z/\n\t\xc3\xa9\xf0\x9f\x98\x80", "escapes and UTF-8 (%s)",
+         a ? a->text.c_str() : "");
+  EXPECT(v.get("missing") == nullptr, "absent member");
+
+  struct {
+    const char *doc;
+    const char *want;
+  } bad[] = {
+      {"", "line 1, column 1: unexpected end of file"},
+      {"{\"a\": 1,}", "line 1, column 9: expected a member name"},
+      {"{\"a\" 1}", "expected ':' after member name \"a\""},
+      {"[1 2]", "line 1, column 4: expected ',' or ']'"},
+      {"{\n  \"a\": tru}", "line 2, column 8: invalid value"},
+      {"\"abc", "unterminated string"},
+      {"\"a\\qb\"", "invalid escape"},
+      {"\"\\u12g4\"", "invalid \\u escape"},
+      {"\"\\udc00\"", "unpaired surrogate"},
+      {"01", "unexpected text after the document"},
+      {"1.", "invalid number"},
+      {"-", "invalid value"},
+      {"{} {}", "line 1, column 4: unexpected text"},
+      {"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[]]", "nested deeper"},
+  };
+  for (const auto &b : bad) {
+    err.clear();
+    bool ok = hccl::json::parse(b.doc, &v, &err);
+    EXPECT(!ok && err.find(b.want) != std::string::npos, "\"%s\": %s, want \"%s\"", b.doc,
+           ok ? "accepted" : err.c_str(), b.want);
+  }
+}
+
+}  // namespace
+
+int main() {
+  check_sha256();
+  check_json();
+  if (g_fail != 0) {
+    std::fprintf(stderr, "%d checks failed\n", g_fail);
+    return 1;
+  }
+  std::printf("ranktable ok\n");
+  return 0;
+}
