@@ -6,8 +6,9 @@
 Flags follow nccl-tests / hccl_test: -b/-e smallest/largest size in bytes
 (K, M, G suffixes), -f factor between sizes, -n timed iterations, -w warm-up
 iterations, -c check results (1) or not (0), -d data type, -o reduction op,
--r root; --op picks the collective. Per size: warm-up, then `iters`
-operations enqueued on one stream and one synchronize; the time per op is the
+-r root; --op picks the collective; -z 1 synchronizes after every operation
+(round trips). Per size: warm-up, then `iters` operations enqueued on one
+stream and one synchronize (with -z 1, one each); the time per op is the
 slowest rank's elapsed time / iters. algbw = S / time (GB = 1e9 bytes),
 busbw = algbw x the collective's factor (docs/performance.rst). The check
 uses small integers, whose reduction is exact in every type, and counts the
@@ -138,6 +139,8 @@ class Case:
             else:
                 c.batch_send_recv([("send", self.send, (r + 1) % n),
                                    ("recv", self.recv, (r - 1) % n)], stream=stream)
+            if a.blocking:
+                stream.synchronize()
         stream.synchronize()
 
     def run_mpi(self, iters: int, _stream: pyhccl.Stream) -> None:
@@ -193,6 +196,9 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("-n", "--iters", type=int, default=20)
     p.add_argument("-w", "--warmup_iters", type=int, default=5)
     p.add_argument("-c", "--check", type=int, default=1, choices=[0, 1])
+    p.add_argument("-z", "--blocking", type=int, default=0, choices=[0, 1],
+                   help="1: synchronize after every operation (the round trip a caller "
+                        "that needs each result feels); 0: queue them all (throughput)")
     p.add_argument("-d", "--datatype", dest="dtype", default="float32")
     p.add_argument("-o", "--redop", default="sum", choices=list(NP_OPS),
                    help="reduction op (nccl-tests' -o)")
@@ -220,7 +226,7 @@ def header(args: argparse.Namespace, size: int) -> List[str]:
     lib = " ".join(MPI.Get_library_version().splitlines()[0].split()).split(",")[0]
     lines = [f"# pyhccl.bench {args.op} on {size} {'rank' if size == 1 else 'ranks'}, "
              f"dtype {args.dtype}, op {args.redop}, root {args.root}, iters {args.iters}, "
-             f"warm-up {args.warmup_iters}; pyhccl {pyhccl.__version__}, {lib}",
+             f"warm-up {args.warmup_iters}, {'round trips' if args.blocking else 'queued'}; pyhccl {pyhccl.__version__}, {lib}",
              "# time: slowest rank per op (us); algbw, busbw: GB/s"]
     cols = (f"#{'size(B)':>12} {'count':>11} {'type':>8} {'redop':>5} {'root':>4} "
             f"{'time':>10} {'algbw':>7} {'busbw':>7} {'#wrong':>6}")
@@ -334,6 +340,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             with open(args.json, "w") as f:
                 json.dump({"op": args.op, "dtype": args.dtype, "redop": args.redop,
                            "root": args.root, "ranks": size, "iters": args.iters,
+                           "blocking": args.blocking,
                            "warmup_iters": args.warmup_iters,
                            "mpi_library": MPI.Get_library_version().splitlines()[0].strip(),
                            "pyhccl": pyhccl.__version__, "rows": rows}, f, indent=1)

@@ -116,7 +116,7 @@ def reduce_check_exe(tmp_path_factory):
 @pytest.mark.parametrize("portable", ["0", "1"], ids=["default", "portable"])
 def test_reduce_check(reduce_check_exe, portable):
     """csrc/hccl/reduce against a straightforward reference, every dtype/op,
-    with and without the F16C fast path (PYHCCL_REDUCE_PORTABLE)."""
+    with and without the AVX2 fp16/bf16 fast paths (PYHCCL_REDUCE_PORTABLE)."""
     env = dict(os.environ, PYHCCL_REDUCE_PORTABLE=portable)
     out = _run([reduce_check_exe], timeout=120, env=env).stdout
     assert out.strip().splitlines()[-1] == "reduce ok", out

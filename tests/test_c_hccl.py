@@ -350,3 +350,16 @@ def test_timing_mode(exe, tmp_path, nranks):
     """The timing mode runs and checks its result (numbers are not asserted: shared machine)."""
     results = run_ranks(exe, tmp_path, nranks, "perf", 4 << 20, 5, "device")
     assert_all_pass(results, "perf")
+
+
+@pytest.mark.timeout(180)
+@pytest.mark.parametrize("what,env", [
+    ("crossed", {}),
+    ("crossed", {"PYHCCL_INLINE_US": "20000"}),  # long waits on the calling thread
+    ("late", {}),
+    ("done", {"PYHCCL_INLINE_US": "1000000"}),
+])
+def test_small_ops_on_the_calling_thread(exe, tmp_path, what, env):
+    """Small ops may run inline when all peers are present: crossed communicators do not
+    deadlock, a late peer does not hold the caller, and an inline op is done on return."""
+    assert_all_pass(run_ranks(exe, tmp_path, 3, "inline", what, env=env, timeout=150), f"inline {what}")

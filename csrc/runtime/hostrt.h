@@ -50,6 +50,12 @@ HOSTRT_API std::shared_ptr<Stream> acquire_stream(aclrtStream stream, const char
 
 // Appends a task to the stream; returns at once.
 HOSTRT_API aclError enqueue(Stream *stream, Task task);
+// A task the caller may run itself (see Stream::claim_idle): claim_stream is
+// true when the stream is idle, and the caller then ends the claim with
+// run_claimed (now, on this thread) or hand_over (queued first, as enqueue).
+HOSTRT_API bool claim_stream(Stream *stream);
+HOSTRT_API void run_claimed(Stream *stream, Task task);
+HOSTRT_API void hand_over(Stream *stream, Task task);
 
 // The device the stream belongs to.
 HOSTRT_API int32_t stream_device(const Stream *stream);

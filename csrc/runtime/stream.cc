@@ -67,6 +67,38 @@ void Stream::run_front(std::unique_lock<std::mutex> &lk) {
   Item item = std::move(queue_.front());
   queue_.pop_front();
   running_ = true;
+  run_item(lk, item);
+}
+
+bool Stream::claim_idle() {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (t_worker != nullptr || closing_ || running_ || !queue_.empty() ||
+      (failure_mode == 1 && first_error_ != ACL_SUCCESS))
+    return false;
+  running_ = true;
+  ++pushed_;
+  return true;
+}
+
+void Stream::run_claimed(Task task) {
+  std::unique_lock<std::mutex> lk(mu_);
+  Item item{std::move(task), false, nullptr};
+  run_item(lk, item);
+}
+
+void Stream::hand_over(Task task) {
+  std::unique_lock<std::mutex> lk(mu_);
+  queue_.push_front(Item{std::move(task), false, nullptr});
+  running_ = false;
+  if (waiters_ > 0) {  // a synchronizer may run it itself
+    wake_at_ = UINT64_MAX;
+    done_cv_.notify_all();
+  }
+  lk.unlock();
+  work_cv_.notify_one();
+}
+
+void Stream::run_item(std::unique_lock<std::mutex> &lk, Item &item) {
   bool skip = !item.always_run && failure_mode == 1 && first_error_ != ACL_SUCCESS;
   lk.unlock();
 
@@ -108,7 +140,12 @@ void Stream::run_front(std::unique_lock<std::mutex> &lk) {
   if (item.finish) item.finish();  // same step as the count: see push()
   ++finished_;
   running_ = false;
-  if (waiters_ > 0) done_cv_.notify_all();
+  // Synchronizers wake when the first of them is done, not after every task:
+  // a wake-up per task would cost a thread switch each on a busy stream.
+  if (waiters_ > 0 && (finished_ >= wake_at_ || rc != ACL_SUCCESS)) {
+    wake_at_ = UINT64_MAX;
+    done_cv_.notify_all();
+  }
   if (!queue_.empty() || closing_) work_cv_.notify_one();  // the worker may take over
 }
 
@@ -129,6 +166,7 @@ bool Stream::wait_drained(int64_t deadline_ns, const uint64_t *irq) {
     int64_t until = deadline_ns;
     if (irq != nullptr && until - now > 100000000) until = now + 100000000;  // notice interrupts
     ++waiters_;
+    if (target < wake_at_) wake_at_ = target;
     if (until == INT64_MAX)
       done_cv_.wait(lk);
     else

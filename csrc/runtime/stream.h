@@ -41,6 +41,15 @@ struct Stream {
   // With `interrupts` (a count of hostrt::interrupts() taken by the caller),
   // also returns false as soon as that count changes (checked every 100 ms).
   bool wait_drained(int64_t deadline_ns, const uint64_t *interrupts = nullptr);
+  // A task the caller runs itself, with no hand-off, when the stream is idle:
+  // claim_idle() is true if nothing is queued or running and the caller is
+  // not a stream worker; the claim then counts as a pushed task that every
+  // later task and synchronize waits behind, and the caller ends it with
+  // run_claimed (runs the task now, on this thread) or hand_over (the task
+  // goes to the front of the queue, for the worker or a synchronizer).
+  bool claim_idle();
+  void run_claimed(Task task);
+  void hand_over(Task task);
   // True if no task is queued or running.
   bool idle();
   // Returns and clears the first error a task hit (ACL_SUCCESS if none); its
@@ -74,6 +83,7 @@ struct Stream {
   void run();
   // Runs the front task (lk held on entry and on return; released meanwhile).
   void run_front(std::unique_lock<std::mutex> &lk);
+  void run_item(std::unique_lock<std::mutex> &lk, Item &item);  // running_ set; same locking
 
   std::mutex mu_;
   std::condition_variable work_cv_;   // worker sleeps here when idle
@@ -82,6 +92,7 @@ struct Stream {
   uint64_t pushed_ = 0;     // tasks ever pushed
   uint64_t finished_ = 0;   // tasks ever finished (run or skipped)
   uint32_t waiters_ = 0;    // threads in wait_drained
+  uint64_t wake_at_ = UINT64_MAX;  // the smallest finished_ a waiter waits for
   bool running_ = false;    // a task is running (on the worker or a synchronizer)
   aclError first_error_ = ACL_SUCCESS;
   std::string first_msg_;

@@ -77,6 +77,10 @@ aclError enqueue(Stream *stream, Task task) {
   return stream->push(std::move(task), /*always_run=*/false, "enqueue");
 }
 
+bool claim_stream(Stream *stream) { return stream != nullptr && stream->claim_idle(); }
+void run_claimed(Stream *stream, Task task) { stream->run_claimed(std::move(task)); }
+void hand_over(Stream *stream, Task task) { stream->hand_over(std::move(task)); }
+
 int32_t stream_device(const Stream *stream) { return stream ? stream->device : -1; }
 
 bool stream_wait_idle(Stream *stream, int64_t deadline_ns) {

@@ -19,6 +19,12 @@
  *   config DET            HcclGetConfig reads HCCL_DETERMINISTIC (DET expected);
  *                         HcclSetConfig is the default of later communicators
  *   perf BYTES ITERS [host|device]  time of a float32 sum AllReduce
+ *   inline WHAT           small operations that may run on the calling thread:
+ *                         "crossed" two communicators called in opposite orders
+ *                         on two streams, joined by an event; "late" rank 0
+ *                         comes 300 ms late and the others' calls still return
+ *                         at once; "done" (with PYHCCL_INLINE_US=1000000) the op
+ *                         has completed when the call returns
  * Each rank prints "rank R: PASS ..." and exits 0 when all went well.
  */
 #define _GNU_SOURCE
@@ -1158,6 +1164,82 @@ static int run_perf(HcclComm comm, aclrtStream s, size_t bytes, int iters) {
   return g_fail != 0;
 }
 
+/* Small operations may run on the calling thread when every peer is there
+ * (PYHCCL_INLINE_BYTES / PYHCCL_INLINE_US); the calling thread must never wait
+ * for a peer that is busy elsewhere, nor return before the results are right. */
+static int run_inline(HcclComm a, const char *rootfile, aclrtStream sa, const char *what) {
+  char path_b[4096];
+  snprintf(path_b, sizeof(path_b), "%s.b", rootfile);
+  HcclComm b = make_comm(path_b, NULL, 0, 0);
+  aclrtStream sb;
+  aclrtEvent ev;
+  ACL_OK(aclrtCreateStream(&sb));
+  ACL_OK(aclrtCreateEvent(&ev));
+  float x[1024], y[1024];
+  const float tri = (float)(g_n * (g_n + 1) / 2);
+  if (strcmp(what, "crossed") == 0) {
+    /* Even ranks call a then b, odd ranks b then a: an inline op on a must not
+     * wait for a peer whose thread sits in b. Then b (on sb) reduces a's result
+     * once the event recorded after a on sa has fired. */
+    for (int it = 0; it < 200; ++it) {
+      size_t n = (size_t)1 << (it % 11); /* 4 B .. 4 KiB */
+      for (size_t i = 0; i < n; ++i) x[i] = (float)(g_rank + 1), y[i] = (float)(i % 5);
+      if (g_rank % 2 == 0) {
+        HCCL_OK(HcclAllReduce(x, x, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, a, sa));
+        HCCL_OK(HcclAllReduce(y, y, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, b, sb));
+      } else {
+        HCCL_OK(HcclAllReduce(y, y, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, b, sb));
+        HCCL_OK(HcclAllReduce(x, x, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, a, sa));
+      }
+      ACL_OK(aclrtRecordEvent(ev, sa));
+      ACL_OK(aclrtStreamWaitEvent(sb, ev));
+      HCCL_OK(HcclAllReduce(x, x, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, b, sb));
+      sync_ok(sb, "crossed b");
+      sync_ok(sa, "crossed a");
+      int bad = 0;
+      for (size_t i = 0; i < n; ++i)
+        bad += x[i] != tri * (float)g_n || y[i] != (float)(i % 5) * (float)g_n;
+      CHECK(bad == 0, "crossed iteration %d (%zu floats): %d wrong", it, n, bad);
+    }
+  } else if (strcmp(what, "late") == 0) {
+    /* Rank 0 comes 300 ms late: the others' calls return long before (the
+     * bound is loose for a loaded machine), and the result is right. */
+    sync_ok(sa, "late warm-up");
+    for (int i = 0; i < 8; ++i) x[i] = (float)(g_rank + 1);
+    if (g_rank == 0) usleep(300000);
+    double t0 = now_s();
+    HCCL_OK(HcclAllReduce(x, x, 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, a, sa));
+    double call_s = now_s() - t0;
+    sync_ok(sa, "late");
+    CHECK(g_rank == 0 || call_s < 0.15, "the call waited %.3f s for a late peer", call_s);
+    for (int i = 0; i < 8; ++i) CHECK(x[i] == tri, "late x[%d] = %f, want %f", i, x[i], tri);
+  } else if (strcmp(what, "done") == 0) {
+    /* Every rank is there (a barrier first) and PYHCCL_INLINE_US is long: the
+     * op runs on this thread, so the stream is idle when the call returns. */
+    int inline_done = 0;
+    for (int it = 0; it < 20; ++it) {
+      HCCL_OK(HcclBarrier(a, sa));
+      sync_ok(sa, "done barrier");
+      for (int i = 0; i < 8; ++i) x[i] = (float)(g_rank + 1);
+      HCCL_OK(HcclAllReduce(x, x, 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, a, sa));
+      aclrtStreamStatus st = ACL_STREAM_STATUS_NOT_READY;
+      ACL_OK(aclrtStreamQuery(sa, &st));
+      inline_done += st == ACL_STREAM_STATUS_COMPLETE && x[0] == tri;
+      sync_ok(sa, "done");
+      for (int i = 0; i < 8; ++i) CHECK(x[i] == tri, "done x[%d] = %f, want %f", i, x[i], tri);
+    }
+    /* Another process may delay a peer now and then; most calls must be inline. */
+    CHECK(inline_done >= 15, "only %d of 20 small AllReduces completed inside the call", inline_done);
+  } else {
+    CHECK(0, "unknown inline case %s", what);
+  }
+  ACL_OK(aclrtDestroyEvent(ev));
+  HCCL_OK(HcclCommDestroy(b));
+  ACL_OK(aclrtDestroyStream(sb));
+  if (g_fail == 0) printf("rank %d: PASS inline %s\n", g_rank, what);
+  return g_fail != 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 5) {
     fprintf(stderr, "usage: %s suite|timeout|kill|mismatch|mismatch_v|config|perf RANK NRANKS ROOTFILE [args]\n", argv[0]);
@@ -1231,6 +1313,8 @@ int main(int argc, char **argv) {
     rc = run_mismatch_v(comm, s, argv[5], argv[6]);
   } else if (strcmp(mode, "config") == 0 && argc > 5) {
     rc = run_config(atoi(argv[5]));
+  } else if (strcmp(mode, "inline") == 0 && argc > 5) {
+    rc = run_inline(comm, rootfile, s, argv[5]);
   } else if (strcmp(mode, "perf") == 0 && argc > 6) {
     rc = run_perf(comm, s, (size_t)atoll(argv[5]), atoi(argv[6]));
   } else {

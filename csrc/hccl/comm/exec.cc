@@ -12,6 +12,7 @@
 #include <chrono>
 
 #include "common/clock.h"
+#include "common/env.h"
 #include "common/log.h"
 #include "hccl/algo/ctx.h"
 #include "hccl/comm/op_errors.h"
@@ -126,6 +127,7 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
     c.flight.ended(ticket, false, "");
   } else {
     Ctx x(c, op);
+    if (x.sig.seq != 0) c.engine->announce(x.sig.seq);  // peers may run it inline now
     c.flight.started(ticket, x.sig.seq);
     c.running_seq = x.sig.seq;
     const int64_t t0 = PYHCCL_LOG_ON(common::kDebug) ? common::now_ns() : 0;
@@ -155,6 +157,20 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
   return ret;
 }
 
+// A small collective may run on the calling thread at once (no hand-off to the
+// stream's worker, no wake-up of the caller when it synchronizes): when its
+// stream is idle, every earlier operation of the communicator has finished,
+// and every peer announces within a brief wait that it runs the same
+// collective now (Engine::arrive); so the call never waits on a peer that is
+// busy elsewhere. Large ones always go to the worker: the call returns at once.
+bool may_run_inline(const Comm &c, const OpDesc &op) {
+  static const uint64_t limit = static_cast<uint64_t>(
+      common::env_int("PYHCCL_INLINE_BYTES", 32 << 10, 0, 1 << 30));
+  const OpFacts &f = op_facts(op.kind);
+  return f.count_rule == OpFacts::kSameCount && f.run != run_host_call && c.engine &&
+         op.count * dtype_size(op.dtype) * c.nranks <= limit;
+}
+
 }  // namespace
 
 HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream, OpDesc op) {
@@ -162,15 +178,28 @@ HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream
   // guard's destructor (which locks comm->mu) runs after the unlock.
   auto guard = std::make_shared<TicketGuard>();
   guard->comm = comm;
+  const bool small = may_run_inline(*comm, op);
   guard->op = std::make_shared<const OpDesc>(std::move(op));
-  std::lock_guard<std::mutex> lock(comm->mu);
+  std::unique_lock<std::mutex> lock(comm->mu);
   guard->ticket = comm->next_ticket++;
   ++comm->in_flight;
   comm->flight.enqueued(guard->ticket, *guard->op);
-  aclError e = hostrt::enqueue(stream, [guard]() {
+  auto task = [guard]() {
     guard->ran = true;
     return run_op(*guard->comm, *guard->op, guard->ticket);
-  });
+  };
+  // The claim is taken under comm->mu, so tickets stay in stream order.
+  if (small && comm->turn == guard->ticket && comm->async_error == HCCL_SUCCESS &&
+      hostrt::claim_stream(stream)) {
+    const uint64_t seq = comm->op_seq.load() + 1;  // nothing of this comm runs now
+    lock.unlock();
+    if (comm->engine->arrive(seq))
+      hostrt::run_claimed(stream, std::move(task));
+    else
+      hostrt::hand_over(stream, std::move(task));
+    return HCCL_SUCCESS;
+  }
+  aclError e = hostrt::enqueue(stream, std::move(task));
   if (e != ACL_SUCCESS) {
     guard->ran = true;  // never queued: undone here instead
     --comm->next_ticket;

@@ -102,7 +102,7 @@ bool op_index(HcclReduceOp op, int *index) {
   }
 }
 
-// PYHCCL_REDUCE_PORTABLE=1 disables the F16C path (lets tests compare both).
+// PYHCCL_REDUCE_PORTABLE=1 disables the AVX2 fp16/bf16 path (lets tests compare both).
 bool portable_only() {
   static const bool v = [] {
     const char *e = std::getenv("PYHCCL_REDUCE_PORTABLE");
@@ -181,8 +181,9 @@ void reduce(HcclDataType dt, HcclReduceOp op, void *dst, const void *const *srcs
   const KernelRow *row = kernels_for(dt);
   int index;
   if (row == nullptr || !op_index(op, &index) || nsrcs < 1 || count == 0) return;
-  if (dt == HCCL_DATA_TYPE_FP16 && nsrcs >= 2 && kern::have_f16c() && !portable_only()) {
-    kern::fold_fp16_f16c(op, dst, srcs, nsrcs, count);
+  if ((dt == HCCL_DATA_TYPE_FP16 || dt == HCCL_DATA_TYPE_BFP16) && nsrcs >= 2 && kern::have_f16c() &&
+      !portable_only()) {
+    kern::fold_half_avx2(dt, op, dst, srcs, nsrcs, count);
     return;
   }
   row->op[index](dst, srcs, nsrcs, count);

@@ -53,6 +53,26 @@ void Engine::set_spin(int local_ranks) {
   bool oversubscribed = local_ranks > usable_cpus();
   spin_ns_ = 1000 * common::env_int("PYHCCL_SPIN_US", oversubscribed ? 0 : 5, 0, 1000000);
   yield_ns_ = 1000 * common::env_int("PYHCCL_YIELD_US", 50, 0, 1000000);
+  arrive_ns_ = 1000 * common::env_int("PYHCCL_INLINE_US", 20, 0, 1000000);
+}
+
+bool Engine::arrive(uint64_t seq) {
+  if (nranks_ == 1) return true;
+  if (!hub || !hub->all_local() || arrive_ns_ == 0) return false;
+  hub->announce(seq);
+  const int64_t start = common::now_ns();
+  for (int p = 0; p < nranks_; ++p) {
+    while (static_cast<int64_t>(hub->arrived(p) - seq) < 0) {
+      const int64_t waited = common::now_ns() - start;
+      if (waited >= arrive_ns_) return false;
+      if (waited < spin_ns_) {
+        for (int i = 0; i < 16; ++i) cpu_relax();
+      } else {
+        sched_yield();
+      }
+    }
+  }
+  return true;
 }
 
 void Engine::notify_failure(HcclResult code, const std::string &why, uint64_t seq) {

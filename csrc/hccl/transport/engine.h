@@ -40,6 +40,16 @@ class Engine {
   // Whether some peer reported a failure (or died); any thread, at any time.
   bool peer_failure(WaitError *err);
 
+  // Arrival, for running a small collective on the calling thread (comm/exec.cc):
+  // announce() says this rank runs collective `seq` now or next, with nothing
+  // before it; arrive() announces and then waits briefly (PYHCCL_INLINE_US,
+  // spinning only when cores are not oversubscribed) for every peer to have
+  // announced it too. False when one is late or on another host.
+  void announce(uint64_t seq) {
+    if (hub) hub->announce(seq);
+  }
+  bool arrive(uint64_t seq);
+
   void set_exec_timeout(int seconds);
   int exec_timeout_s() const { return timeout_s_; }
   // Busy-wait and yield budgets of a wait (PYHCCL_SPIN_US, PYHCCL_YIELD_US);
@@ -56,7 +66,7 @@ class Engine {
   const int nranks_;
   int timeout_s_ = 1836;
   int64_t timeout_ns_ = 0;
-  int64_t spin_ns_ = 0, yield_ns_ = 0;
+  int64_t spin_ns_ = 0, yield_ns_ = 0, arrive_ns_ = 0;
   std::vector<Connection *> active_;
   std::vector<pollfd> fds_;
   std::atomic<int> interrupted_{0};

@@ -77,6 +77,7 @@ Hub::Hub(const Options &opt, const std::string &name)
       local_index_(opt.nranks, -1),
       peers_(opt.nranks) {
   for (size_t i = 0; i < opt.local.size(); ++i) local_index_[opt.local[i]] = static_cast<int>(i);
+  local_count_ = opt.local.size();
 }
 
 std::unique_ptr<Hub> Hub::create(const Options &opt, const std::string &name, std::string *why) {

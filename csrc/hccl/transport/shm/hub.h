@@ -78,6 +78,12 @@ class Hub {
   // Whether local peer r destroyed its communicator.
   bool peer_left(int r) const { return ctl(r)->left.load(std::memory_order_acquire) != 0; }
 
+  // Arrival (Engine::announce): the collective local rank r runs now, or is about to.
+  void announce(uint64_t seq) { ctl(rank_)->arrived.store(seq, std::memory_order_release); }
+  uint64_t arrived(int r) const { return ctl(r)->arrived.load(std::memory_order_acquire); }
+  // Whether every rank of the communicator is on this host.
+  bool all_local() const { return static_cast<int>(local_count_) == nranks_; }
+
   // Maps a local peer's device memory (cached per peer and file).
   void *map_peer_memory(int r, const MemDesc &d);
 
@@ -104,6 +110,7 @@ class Hub {
   std::string name_;
   bool unlinked_ = false;
   std::vector<int> local_index_;  // by global rank; -1 when not on this host
+  size_t local_count_ = 0;
   std::vector<Peer> peers_;       // by global rank; mapped for local ranks only
   int wake_fd_ = -1;
   std::mutex mem_mu_;

@@ -1,6 +1,6 @@
 // Layout of one rank's shared-memory segment (shm transport).
 //
-//   ShmControl        identity, doorbell, failure flag
+//   ShmControl        identity, doorbell, failure flag, arrival
 //   SyncLine head[n]  slots this rank has published in its FIFO toward rank q
 //   SyncLine tail[n]  slots this rank has consumed from rank q's FIFO toward it
 //   (page aligned)    one FIFO per local peer (by local index): `slots` slots
@@ -20,7 +20,7 @@
 namespace hccl {
 namespace shm {
 
-constexpr uint64_t kMagic = 0x324d48534c434348ull;  // "HCCLSHM2"
+constexpr uint64_t kMagic = 0x334d48534c434348ull;  // "HCCLSHM3"
 
 struct alignas(64) SyncLine {
   std::atomic<uint32_t> value;
@@ -40,6 +40,7 @@ struct alignas(64) Control {
   uint64_t failed_seq;                 // the collective it failed in, written before `failed`
   std::atomic<uint32_t> failed;        // HcclResult once this rank gave up, else 0
   std::atomic<uint32_t> left;          // 1 once this rank destroyed the communicator
+  std::atomic<uint64_t> arrived;       // the collective this rank runs now or next, at once
   char reason[236];                    // why (NUL-terminated), written before `failed`
 };
 
