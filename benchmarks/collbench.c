@@ -330,9 +330,9 @@ int main(int argc, char **argv) {
 
   double mem_bw = memcpy_bandwidth(max_bytes);
   if (g_rank == 0) {
-    printf("# collbench: %d ranks; memcpy with every rank copying %zu bytes at once: %.2f GB/s per rank; "
+    printf("# collbench: %d rank%s; memcpy with every rank copying %zu bytes at once: %.2f GB/s per rank; "
            "single-copy AllReduce ceiling 4(n-1)/(3n-1) x that = %.2f GB/s busbw\n",
-           g_n, max_bytes, mem_bw / 1e9, g_n > 1 ? mem_bw * 4.0 * (g_n - 1) / (3.0 * g_n - 1) / 1e9 : 0.0);
+           g_n, g_n == 1 ? "" : "s", max_bytes, mem_bw / 1e9, g_n > 1 ? mem_bw * 4.0 * (g_n - 1) / (3.0 * g_n - 1) / 1e9 : 0.0);
     if (tsv) printf("op\tdtype\tbytes\trtt_us\tqueued_us\tmpi_us\tmpi_over_rtt\tmpi_over_queued\tbusbw_queued\tbusbw_mpi\n");
     else printf("%-13s %-8s %10s %10s %10s %10s %8s %8s %9s %9s\n", "op", "dtype", "bytes", "rtt us",
                 "queued us", "mpi us", "mpi/rtt", "mpi/q", "busbw q", "busbw mpi");
