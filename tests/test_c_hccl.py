@@ -119,8 +119,9 @@ def test_suite(exe, tmp_path, nranks, mem):
     {"PYHCCL_ALGO": "allreduce:flat,reduce:flat"},
     {"PYHCCL_ALGO": "allreduce:hier,allgather:hier,reducescatter:hier"},
     {"PYHCCL_ALGO": "allreduce:direct,reduce:direct,broadcast:direct,allgather:direct,"
-                    "reducescatter:direct"},
-    {"PYHCCL_ALGO": "allreduce:ring,allgather:ring,reducescatter:ring", "CHECK_FOLD_ORDER": "any"},
+                    "reducescatter:direct,alltoall:direct"},
+    {"PYHCCL_ALGO": "allreduce:ring,allgather:ring,reducescatter:ring,alltoall:pairwise",
+     "CHECK_FOLD_ORDER": "any"},
     {"PYHCCL_ALGO": "allreduce:latency,reduce:chunked,broadcast:single"},
     {"PYHCCL_ALGO": "reduce:tree,broadcast:tree", "PYHCCL_CHAIN_BYTES": "1"},
     {"PYHCCL_SLOT_BYTES": "4K", "PYHCCL_SLOTS": "2", "PYHCCL_CHUNK_BYTES": "64",

@@ -780,6 +780,7 @@ static void run_suite(HcclComm comm, aclrtStream s, int big) {
   t_allgather(comm, s, HCCL_DATA_TYPE_UINT8, n, 0);
   t_scatter(comm, s, HCCL_DATA_TYPE_FP16, n, 0);
   t_alltoall(comm, s, HCCL_DATA_TYPE_FP32, n / 3, 1);
+  t_alltoall(comm, s, HCCL_DATA_TYPE_INT16, n / 5, 0);
   t_alltoallv(comm, s, HCCL_DATA_TYPE_INT32, 100003);
   t_allgatherv(comm, s, HCCL_DATA_TYPE_UINT16, 200001);
   t_reducescatterv(comm, s, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, 200001);

@@ -113,6 +113,17 @@ HcclResult direct_all_gather(Ctx &x, const PeerViews &v, char *recv, size_t coun
   return direct_close(x);
 }
 
+HcclResult direct_all_to_all(Ctx &x, const PeerViews &v, char *recv, size_t count) {
+  const size_t B = count * x.es;
+  const bool in_place = v.send[x.me] == recv;
+  // In place, peers still read this buffer: gather privately, copy once all are done.
+  char *out = in_place ? x.comm.scratch(0, B * x.n) : recv;
+  for (int p = 0; p < x.n; ++p) std::memcpy(out + p * B, v.send[p] + x.me * B, B);
+  HcclResult rc = direct_close(x);
+  if (rc == HCCL_SUCCESS && in_place) std::memcpy(recv, out, B * x.n);
+  return rc;
+}
+
 HcclResult direct_broadcast(Ctx &x, const PeerViews &v, char *buf, size_t bytes, int root) {
   if (x.me != root) std::memcpy(buf, v.send[root], bytes);
   return direct_close(x);

@@ -38,5 +38,8 @@ HcclResult direct_all_reduce(Ctx &x, const PeerViews &v, size_t count, int root)
 HcclResult direct_reduce_scatter(Ctx &x, const PeerViews &v, char *recv, size_t count);
 HcclResult direct_all_gather(Ctx &x, const PeerViews &v, char *recv, size_t count);
 HcclResult direct_broadcast(Ctx &x, const PeerViews &v, char *buf, size_t bytes, int root);
+// AlltoAll (equal counts): block `me` of every rank's send buffer into block p
+// of this rank's recv; in place through a private copy, after every rank read.
+HcclResult direct_all_to_all(Ctx &x, const PeerViews &v, char *recv, size_t count);
 
 }  // namespace hccl

@@ -8,6 +8,8 @@
 #include <vector>
 
 #include "hccl/algo/ctx.h"
+#include "hccl/algo/direct.h"
+#include "hccl/algo/select.h"
 
 namespace hccl {
 
@@ -21,6 +23,19 @@ HcclResult run_all_to_all_v(Ctx &x) {
     return x.fail(HCCL_E_PARA, "this rank sends itself " + std::to_string(sc[x.me]) +
                                    " elements but recvCounts[" + std::to_string(x.me) + "] is " +
                                    std::to_string(rc[x.me]));
+  // AlltoAll (every block the same size) on device memory: single-copy reads.
+  const size_t total = sc[x.me] * es * x.n;
+  if (x.op.kind == OpKind::kAlltoAll && x.n > 1 && total > 0) {
+    Algo a = select_algo(x, Coll::kAlltoAll, total);
+    x.algo = algo_name(a);
+    if (a == Algo::kDirect) {
+      bool ok = false;
+      PeerViews v;
+      HcclResult r = direct_open(x, send, total, nullptr, 0, &ok, &v);
+      if (r != HCCL_SUCCESS || ok) return r == HCCL_SUCCESS ? direct_all_to_all(x, v, recv, sc[x.me]) : r;
+      x.algo = algo_name(Algo::kPairwise);
+    }
+  }
   if (send == recv && x.n > 1) {  // AlltoAll in place: read from a copy
     size_t total = 0;
     for (int p = 0; p < x.n; ++p) total = std::max<size_t>(total, (sd[p] + sc[p]) * es);

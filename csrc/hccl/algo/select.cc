@@ -39,6 +39,8 @@ Algo select_algo(const Ctx &x, Coll c, size_t bytes) {
       if (direct_ok && big) return Algo::kDirect;
       return hier_ok ? Algo::kHier : Algo::kRing;
     case Coll::kAlltoAll:
+      if (direct_ok && big) return Algo::kDirect;
+      break;
     case Coll::kCount: break;
   }
   return Algo::kPairwise;

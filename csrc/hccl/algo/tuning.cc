@@ -22,7 +22,7 @@ constexpr unsigned kValid[] = {
     bit(Algo::kDirect) | bit(Algo::kTree),                                         // broadcast
     bit(Algo::kDirect) | bit(Algo::kHier) | bit(Algo::kRing),                      // allgather
     bit(Algo::kDirect) | bit(Algo::kHier) | bit(Algo::kRing),                      // reducescatter
-    bit(Algo::kPairwise),                                                          // alltoall
+    bit(Algo::kDirect) | bit(Algo::kPairwise),                                     // alltoall
 };
 
 std::vector<std::string> split(const std::string &s, const char *seps) {
