@@ -3,7 +3,8 @@
 // cores), yields, then sleeps: on the shared-memory doorbell (a futex) when
 // only local peers are involved, in poll() over the sockets (and a wake-up
 // socket local peers signal) otherwise. Every wait is bounded by the exec
-// timeout without progress, and ends early when a peer fails or dies.
+// timeout without progress, and ends early when a peer fails or dies. A
+// cycle of stalled blocking sends among local ranks fails as a deadlock.
 #pragma once
 
 #include <atomic>
