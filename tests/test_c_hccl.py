@@ -364,3 +364,29 @@ def test_small_ops_on_the_calling_thread(exe, tmp_path, what, env):
     """Small ops may run inline when all peers are present: crossed communicators do not
     deadlock, a late peer does not hold the caller, and an inline op is done on return."""
     assert_all_pass(run_ranks(exe, tmp_path, 3, "inline", what, env=env, timeout=150), f"inline {what}")
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("what,count", [("ring", 1 << 18), ("ring", 1 << 20), ("group", 1 << 20),
+                                        ("late", 1 << 20)])
+def test_ring_of_blocking_sends(exe, tmp_path, what, count):
+    """Each rank sends to the next, then receives (1 MiB and 4 MiB, more than the channel):
+    without a group it is a deadlock, which every rank reports within seconds (not after
+    HCCL_EXEC_TIMEOUT=60) saying to use a group; inside a group it delivers; a receiver 1 s
+    late, with the others blocked in their sends, is no deadlock."""
+    t0 = time.monotonic()
+    results = run_ranks(exe, tmp_path, 3, "p2pring", what, count, "host", timeout=60)
+    assert_all_pass(results, f"p2pring {what} {count}")
+    if what == "ring":
+        assert time.monotonic() - t0 < 20
+        assert any("deadlock: ranks " in out for _, out in results), results
+
+
+@pytest.mark.timeout(120)
+def test_ring_of_blocking_sends_across_hosts(exe, tmp_path):
+    """The same ring between hosts (where peers' states cannot be seen; one socket, 64 MiB
+    messages): it times out (HCCL_EXEC_TIMEOUT=2) with a message that says to use a group."""
+    results = run_ranks(exe, tmp_path, 2, "p2pring", "timeout", 16 << 20, "host",
+                        env={"HCCL_EXEC_TIMEOUT": "2", "PYHCCL_SOCKETS_PER_PEER": "1"},
+                        rank_env=lambda r: {"PYHCCL_HOST_TAG": f"h{r}"}, timeout=60)
+    assert_all_pass(results, "p2pring across hosts")

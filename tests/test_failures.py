@@ -68,6 +68,29 @@ def test_collective_failure_is_an_hccl_error(stream):
 
 
 @pytest.mark.mpi(min_size=2)
+@pytest.mark.timeout(60)
+def test_ring_of_blocking_sends_is_an_error_naming_group(stream):
+    """Every rank sends 4 MiB (more than the channel) to the next, then receives, without
+    group(): a deadlock, which synchronize() reports on every rank within seconds (not after
+    HCCL_EXEC_TIMEOUT) as an HcclError that says to use group()."""
+    comm = comm_from_mpi(WORLD)
+    try:
+        t = comm.topology
+        if not WORLD.allreduce(all(t.transports[p] == "shm" for p in range(SIZE) if p != RANK),
+                               op=MPI.LAND):
+            pytest.skip("needs every rank on one host, over shared memory")
+        n = (4 << 20) // 4
+        t0 = time.monotonic()
+        comm.send(np.full(n, RANK, np.float32), (RANK + 1) % SIZE, stream=stream)
+        comm.recv(np.zeros(n, np.float32), (RANK - 1) % SIZE, stream=stream)
+        with pytest.raises(pyhccl.HcclError, match=r"deadlock: ranks .*pyhccl\.group\(\)"):
+            stream.synchronize()
+        assert time.monotonic() - t0 < 10
+    finally:
+        comm.destroy()
+
+
+@pytest.mark.mpi(min_size=2)
 def test_abort_and_carry_on(stream):
     """Rank 0 aborts: its operations fail (HCCL_E_UNAVAIL), the others' within a second naming
     it; destroy is quick; a new communicator works."""

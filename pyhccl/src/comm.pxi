@@ -734,16 +734,22 @@ cdef class Comm:
         - A send and its receive must have the same count and dtype; a
           mismatch fails the operation (HCCL_E_PARA at the receiver,
           reported by synchronize()).
-        - A send returns once its data is in the pair's channel, so a small
-          message does not wait for the receiver; a large one (more than the
-          channel holds: PYHCCL_SLOTS x PYHCCL_SLOT_BYTES, 1 MiB by default,
-          on one host; the socket buffers between hosts) waits for the
-          receive.
-          A ring of ranks that all send first and receive second on one
-          stream therefore hangs with large messages (until
-          HCCL_EXEC_TIMEOUT): put the ring's sends and receives inside
-          ``with pyhccl.group():``, or use batch_send_recv(), so that they
-          progress together.
+        - A send completes when its receiver has taken the data, except
+          for what fits in the pair's channel (PYHCCL_SLOTS x
+          PYHCCL_SLOT_BYTES, 1 MiB by default, on one host; the socket
+          buffers between hosts): a message up to that size may complete
+          before the receive is posted, a larger one waits for it. Later
+          operations of the communicator (this rank's receives included)
+          wait for the send.
+        - So a ring, or any cycle, of blocking sends (every rank sends to
+          the next, then receives from the previous) never completes with
+          large messages: post its sends and receives together, inside
+          ``with pyhccl.group():`` or as one batch_send_recv(). On one host
+          such a deadlock is detected: synchronize() raises HcclError
+          ("deadlock: ranks 0 -> 1 -> ... each wait in a blocking send")
+          on every rank of the cycle within a second; between hosts it
+          waits for HCCL_EXEC_TIMEOUT, and the timeout's message names
+          group().
 
         Returns:
             buf.
@@ -769,9 +775,13 @@ cdef class Comm:
         Point to point, asynchronous: it enqueues the receive on `stream`
         (None: the current stream) and returns; synchronise the stream before
         reading `buf`. The pairing rules of send() apply: receives match the
-        peer's sends in order, with the same count and dtype, and a ring of
-        blocking send/recv pairs needs ``with pyhccl.group():`` (or
-        batch_send_recv()). Calls HcclRecv.
+        peer's sends in order, with the same count and dtype; a receive
+        completes when the data has arrived. A receive posted after a send
+        on this rank runs only once that send completed, so a ring (or any
+        cycle) of send-then-recv with messages larger than the channel
+        (1 MiB by default) is a deadlock: post it inside
+        ``with pyhccl.group():`` (or as one batch_send_recv()). Calls
+        HcclRecv.
 
         Returns:
             buf.

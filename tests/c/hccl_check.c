@@ -25,6 +25,13 @@
  *                         comes 300 ms late and the others' calls still return
  *                         at once; "done" (with PYHCCL_INLINE_US=1000000) the op
  *                         has completed when the call returns
+ *   p2pring WHAT COUNT    a ring of HcclSend then HcclRecv of COUNT floats:
+ *                         "ring" without a group is a deadlock above the
+ *                         channel size: every rank fails within seconds saying
+ *                         so; "timeout" the same where it cannot be seen (other
+ *                         hosts): the timeout names group(); "group" inside
+ *                         HcclGroupStart/End delivers; "late" rank 0 receives
+ *                         first, 1 s late: no deadlock, everything arrives
  * Each rank prints "rank R: PASS ..." and exits 0 when all went well.
  */
 #define _GNU_SOURCE
@@ -1165,6 +1172,58 @@ static int run_perf(HcclComm comm, aclrtStream s, size_t bytes, int iters) {
   return g_fail != 0;
 }
 
+/* A ring of point-to-point messages, each rank sending to the next and
+ * receiving from the previous one (see the mode list at the top). */
+static int run_p2p_ring(HcclComm comm, aclrtStream s, const char *what, size_t count) {
+  const HcclDataType f32 = HCCL_DATA_TYPE_FP32;
+  const int to = (g_rank + 1) % g_n, from = (g_rank + g_n - 1) % g_n;
+  const int group = strcmp(what, "group") == 0, late = strcmp(what, "late") == 0;
+  const int fails = strcmp(what, "ring") == 0 || strcmp(what, "timeout") == 0;
+  float *send = alloc(count * 4), *recv = alloc(count * 4);
+  for (size_t i = 0; i < count; ++i) send[i] = (float)(g_rank * 1000 + i % 1000);
+  double t0 = now_s();
+  if (group) HCCL_OK(HcclGroupStart());
+  if (late && g_rank == 0) { /* the others wait in their blocking sends meanwhile */
+    usleep(1000000);
+    HCCL_OK(HcclRecv(recv, count, f32, from, comm, s));
+    HCCL_OK(HcclSend(send, count, f32, to, comm, s));
+  } else {
+    HCCL_OK(HcclSend(send, count, f32, to, comm, s));
+    HCCL_OK(HcclRecv(recv, count, f32, from, comm, s));
+  }
+  if (group) HCCL_OK(HcclGroupEnd());
+  aclError e = aclrtSynchronizeStream(s);
+  const double took = now_s() - t0;
+  char msg[2048];
+  snprintf(msg, sizeof(msg), "%s", aclGetRecentErrMsg());
+  HcclResult ae = HCCL_SUCCESS;
+  HCCL_OK(HcclGetCommAsyncError(comm, &ae));
+  printf("rank %d: p2pring %s count %zu: aclError %d, async error %d after %.2f s: %s\n", g_rank,
+         what, count, (int)e, (int)ae, took, msg);
+  if (fails) {
+    CHECK(e != ACL_SUCCESS, "the ring without a group succeeded");
+    CHECK(strstr(msg, "HcclGroupStart/HcclGroupEnd (pyhccl.group())") != NULL,
+          "the message does not say to use a group: %s", msg);
+    if (strcmp(what, "ring") == 0) {
+      CHECK(ae == HCCL_E_INTERNAL, "async error %d, want HCCL_E_INTERNAL", (int)ae);
+      CHECK(strstr(msg, "deadlock: ranks ") != NULL, "no deadlock named: %s", msg);
+      CHECK(took < 5.0, "the deadlock took %.1f s to be reported", took);
+    } else {
+      CHECK(ae == HCCL_E_TIMEOUT, "async error %d, want HCCL_E_TIMEOUT", (int)ae);
+      CHECK(strstr(msg, "timed out") != NULL, "no timeout: %s", msg);
+    }
+  } else {
+    CHECK(e == ACL_SUCCESS && ae == HCCL_SUCCESS, "%s ring failed: %s", what, msg);
+    size_t wrong = 0;
+    for (size_t i = 0; i < count; ++i) wrong += recv[i] != (float)(from * 1000 + i % 1000);
+    CHECK(wrong == 0, "%s ring: %zu wrong elements", what, wrong);
+  }
+  release(send);
+  release(recv);
+  if (g_fail == 0) printf("rank %d: PASS p2pring %s\n", g_rank, what);
+  return g_fail != 0;
+}
+
 /* Small operations may run on the calling thread when every peer is there
  * (PYHCCL_INLINE_BYTES / PYHCCL_INLINE_US); the calling thread must never wait
  * for a peer that is busy elsewhere, nor return before the results are right. */
@@ -1243,7 +1302,7 @@ static int run_inline(HcclComm a, const char *rootfile, aclrtStream sa, const ch
 
 int main(int argc, char **argv) {
   if (argc < 5) {
-    fprintf(stderr, "usage: %s suite|timeout|kill|mismatch|mismatch_v|config|perf RANK NRANKS ROOTFILE [args]\n", argv[0]);
+    fprintf(stderr, "usage: %s suite|timeout|kill|mismatch|mismatch_v|config|perf|p2pring RANK NRANKS ROOTFILE [args]\n", argv[0]);
     return 2;
   }
   const char *mode = argv[1];
@@ -1316,6 +1375,8 @@ int main(int argc, char **argv) {
     rc = run_config(atoi(argv[5]));
   } else if (strcmp(mode, "inline") == 0 && argc > 5) {
     rc = run_inline(comm, rootfile, s, argv[5]);
+  } else if (strcmp(mode, "p2pring") == 0 && argc > 6) {
+    rc = run_p2p_ring(comm, s, argv[5], (size_t)atoll(argv[6]));
   } else if (strcmp(mode, "perf") == 0 && argc > 6) {
     rc = run_perf(comm, s, (size_t)atoll(argv[5]), atoi(argv[6]));
   } else {

@@ -179,7 +179,7 @@ const Region *Batch::recv_reduce(int peer, const void *src, void *dst, size_t by
 }
 
 HcclResult Batch::run() {
-  HcclResult rc = x_.eng.run(ptrs_.data(), ptrs_.size(), &x_.err);
+  HcclResult rc = x_.eng.run(ptrs_.data(), ptrs_.size(), &x_.err, blocking_send);
   ptrs_.clear();
   xfers_.clear();
   regions_.clear();

@@ -64,6 +64,8 @@ class Batch {
   OpSig sig;  // stamped on what is posted next (the op's, unless changed)
   HcclDataType dtype;
   size_t elem;
+  // Only the sends of HcclSend (or a group of sends): Engine::run's blocking_send.
+  bool blocking_send = false;
 
  private:
   const Region *add(Transfer::Kind kind, int peer, const char *src, char *dst, size_t bytes, Dep dep);

@@ -16,6 +16,9 @@ namespace hccl {
 namespace {
 
 constexpr int64_t kSliceNs = 100 * 1000000LL;  // longest sleep between failure probes
+// A blocking send stalled this long publishes its wait and looks for a cycle
+// (at each failure probe); nothing of it runs before, nor in collectives.
+constexpr int64_t kSendStallNs = 100 * 1000000LL;
 
 inline void cpu_relax() {
 #if defined(__x86_64__) || defined(__i386__)
@@ -173,7 +176,40 @@ void Engine::sleep(uint32_t bell, int64_t until, bool *notice) {
     if (fds_[i].revents != 0 && (!hub || fds_[i].fd != hub->wake_fd())) *notice = true;
 }
 
-HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err) {
+// A cycle of local ranks, each in a blocking send to the next whose FIFO is
+// full, is a deadlock: none of them receives before its send completes.
+// Seen twice, one probe apart, with the same words (so every member stayed in
+// the same operation, and the FIFOs, full in between, could not drain), it is
+// certain; a peer that is late, busy or in another operation never publishes.
+bool Engine::send_deadlock(int to, std::vector<uint64_t> *seen, WaitError *err) {
+  std::vector<int> cycle;
+  std::vector<uint64_t> words;
+  if (!hub->send_wait_cycle(&cycle, &words)) {
+    seen->clear();
+    return false;
+  }
+  const bool again = *seen == words;
+  *seen = words;
+  if (!again) return false;
+  std::string ring;
+  for (size_t i = 0; i < cycle.size(); ++i) {
+    if (i == 7 && cycle.size() > 8) {
+      ring += "... -> ";
+      break;
+    }
+    ring += std::to_string(cycle[i]) + " -> ";
+  }
+  ring += std::to_string(rank_);
+  err->code = HCCL_E_INTERNAL;
+  err->peer = to;
+  err->what = "send to rank " + std::to_string(to) + " cannot complete, deadlock: ranks " + ring +
+              " each wait in a blocking send to the next and none receives; post the sends and "
+              "receives of a ring together in HcclGroupStart/HcclGroupEnd (pyhccl.group()) or "
+              "HcclBatchSendRecv";
+  return true;
+}
+
+HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool blocking_send) {
   if (n == 0) return HCCL_SUCCESS;
   irq_ = hostrt::interrupts();
   active_.clear();
@@ -187,6 +223,17 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err) {
   int64_t idle_since = 0;
   int64_t next_probe = last_progress + kSliceNs;
   size_t first_open = 0;  // transfers before it are complete
+  // Deadlock detection: for blocking sends to one local peer only (a rank
+  // sending to several may be stalled on another peer than the one named).
+  int wait_peer = -1;
+  if (blocking_send && hub) {
+    wait_peer = xfers[0]->peer;
+    for (size_t i = 0; i < n && wait_peer >= 0; ++i)
+      if (xfers[i]->peer != wait_peer || xfers[i]->kind != Transfer::kSend) wait_peer = -1;
+    if (wait_peer == rank_ || (wait_peer >= 0 && hub->local_index(wait_peer) < 0)) wait_peer = -1;
+  }
+  bool published = false;
+  std::vector<uint64_t> seen;
   for (;;) {
     const uint32_t bell = hub ? hub->doorbell()->value.load(std::memory_order_acquire) : 0;
     bool moved_any = false;
@@ -211,11 +258,23 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err) {
     bool probe = now >= next_probe;
     if (probe) next_probe = now + kSliceNs;
     if ((rc = check_failures(probe, err)) != HCCL_SUCCESS) break;
+    if (wait_peer >= 0 && probe && now - last_progress >= kSendStallNs) {
+      if (!published) hub->publish_send_wait(wait_peer);
+      published = true;
+      if (send_deadlock(wait_peer, &seen, err)) {
+        rc = err->code;
+        break;
+      }
+    }
     if (now - last_progress >= timeout_ns_) {
       const int peer = xfers[first_open]->peer;
       err->code = rc = HCCL_E_TIMEOUT;
       err->what = "timed out after " + std::to_string(timeout_s_) + " s waiting for rank " +
                   std::to_string(peer) + " (HCCL_EXEC_TIMEOUT / hcclExecTimeOut)";
+      if (blocking_send)  // the likely cause, where peers' states cannot be seen (other hosts)
+        err->what += "; a send larger than the channel waits for its receive, so a ring (or any "
+                     "cycle) of blocking sends never completes: post its sends and receives "
+                     "together in HcclGroupStart/HcclGroupEnd (pyhccl.group()) or HcclBatchSendRecv";
       err->timeout = true;
       err->peer = peer;
       err->last_seen = conns[peer]->last_seen();
@@ -233,6 +292,7 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err) {
     sleep(bell, std::min(next_probe, last_progress + timeout_ns_), &notice);
     if (notice && (rc = check_failures(true, err)) != HCCL_SUCCESS) break;
   }
+  if (published) hub->publish_send_wait(-1);
   if (rc != HCCL_SUCCESS)
     for (Connection *c : active_) c->clear();
   active_.clear();

@@ -3,7 +3,8 @@
 // cores), yields, then sleeps: on the shared-memory doorbell (a futex) when
 // only local peers are involved, in poll() over the sockets (and a wake-up
 // socket local peers signal) otherwise. Every wait is bounded by the exec
-// timeout without progress, and ends early when a peer fails or dies.
+// timeout without progress, and ends early when a peer fails or dies. A
+// cycle of stalled blocking sends among local ranks fails as a deadlock.
 #pragma once
 
 #include <atomic>
@@ -28,7 +29,11 @@ class Engine {
   std::unique_ptr<shm::Hub> hub;
 
   // Posts the transfers and runs them all to completion, or fails (*err).
-  HcclResult run(Transfer *const *xfers, size_t n, WaitError *err);
+  // `blocking_send`: the transfers are the sends of one HcclSend (or of a
+  // group of sends only), which no receive of this rank can follow before
+  // they complete: when they stall, a cycle of such sends among local ranks
+  // is reported as a deadlock, and a timeout says that a ring needs a group.
+  HcclResult run(Transfer *const *xfers, size_t n, WaitError *err, bool blocking_send = false);
 
   // Tells every peer, best effort, that this rank failed in collective `seq`.
   void notify_failure(HcclResult code, const std::string &why, uint64_t seq);
@@ -61,6 +66,9 @@ class Engine {
  private:
   HcclResult check_failures(bool probe, WaitError *err);
   void sleep(uint32_t bell, int64_t until, bool *notice);
+  // Deadlock detection while a blocking send to local peer `to` stalls
+  // (engine.cc); *seen carries the cycle's words from the last look.
+  bool send_deadlock(int to, std::vector<uint64_t> *seen, WaitError *err);
 
   const int rank_;
   const int nranks_;

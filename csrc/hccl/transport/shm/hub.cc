@@ -172,6 +172,38 @@ void Hub::fail(HcclResult code, const std::string &why, uint64_t seq) {
     if (local_index_[r] >= 0) ring(r);
 }
 
+void Hub::publish_send_wait(int to) {
+  uint64_t w = 0;
+  if (to >= 0) {
+    if (++send_wait_gen_ == 0) ++send_wait_gen_;
+    w = static_cast<uint64_t>(send_wait_gen_) << 32 | static_cast<uint32_t>(to + 1);
+  }
+  ctl(rank_)->send_wait.store(w, std::memory_order_seq_cst);
+}
+
+bool Hub::send_wait_cycle(std::vector<int> *cycle, std::vector<uint64_t> *words) const {
+  cycle->clear();
+  words->clear();
+  int r = rank_;
+  do {
+    // Longer than the host's ranks: the chain ends in a cycle without this rank.
+    if (cycle->size() >= local_count_) return false;
+    const uint64_t w = ctl(r)->send_wait.load(std::memory_order_seq_cst);
+    const int to = static_cast<int>(static_cast<uint32_t>(w)) - 1;
+    if (w == 0 || to < 0 || to >= nranks_ || to == r || local_index_[to] < 0) return false;
+    cycle->push_back(r);
+    words->push_back(w);
+    r = to;
+  } while (r != rank_);
+  for (size_t i = 0; i < cycle->size(); ++i) {
+    const int from = (*cycle)[i], to = (*cycle)[(i + 1) % cycle->size()];
+    const uint32_t published = head(from, to)->value.load(std::memory_order_seq_cst);
+    const uint32_t consumed = tail(to, from)->value.load(std::memory_order_seq_cst);
+    if (published - consumed < layout_.slots) return false;  // room left: it may still move
+  }
+  return true;
+}
+
 bool Hub::peer_dead(int r, WaitError *err) {
   const PeerDesc &d = peers_[r].desc;
   if (r == rank_ || !d.same_pid_ns || d.pid <= 0) return false;

@@ -81,6 +81,16 @@ class Hub {
   // Arrival (Engine::announce): the collective local rank r runs now, or is about to.
   void announce(uint64_t seq) { ctl(rank_)->arrived.store(seq, std::memory_order_release); }
   uint64_t arrived(int r) const { return ctl(r)->arrived.load(std::memory_order_acquire); }
+  // Deadlock detection of blocking sends (Engine::run): publishes that this
+  // rank runs a stalled send-only operation toward local peer `to` (a new
+  // generation each call), or (to < 0) that it no longer does.
+  void publish_send_wait(int to);
+  // Follows the published send waits from this rank through local peers.
+  // True when they lead back to it and every FIFO along the cycle is full
+  // (read after all the words); *cycle gets the ranks from this one on,
+  // *words what each had published, to compare with a later look.
+  bool send_wait_cycle(std::vector<int> *cycle, std::vector<uint64_t> *words) const;
+
   // Whether every rank of the communicator is on this host.
   bool all_local() const { return static_cast<int>(local_count_) == nranks_; }
 
@@ -113,6 +123,7 @@ class Hub {
   size_t local_count_ = 0;
   std::vector<Peer> peers_;       // by global rank; mapped for local ranks only
   int wake_fd_ = -1;
+  uint32_t send_wait_gen_ = 0;
   std::mutex mem_mu_;
 };
 

@@ -1,6 +1,6 @@
 // Layout of one rank's shared-memory segment (shm transport).
 //
-//   ShmControl        identity, doorbell, failure flag, arrival
+//   ShmControl        identity, doorbell, failure flag, arrival, send wait
 //   SyncLine head[n]  slots this rank has published in its FIFO toward rank q
 //   SyncLine tail[n]  slots this rank has consumed from rank q's FIFO toward it
 //   (page aligned)    one FIFO per local peer (by local index): `slots` slots
@@ -20,7 +20,7 @@
 namespace hccl {
 namespace shm {
 
-constexpr uint64_t kMagic = 0x334d48534c434348ull;  // "HCCLSHM3"
+constexpr uint64_t kMagic = 0x344d48534c434348ull;  // "HCCLSHM4"
 
 struct alignas(64) SyncLine {
   std::atomic<uint32_t> value;
@@ -41,8 +41,13 @@ struct alignas(64) Control {
   std::atomic<uint32_t> failed;        // HcclResult once this rank gave up, else 0
   std::atomic<uint32_t> left;          // 1 once this rank destroyed the communicator
   std::atomic<uint64_t> arrived;       // the collective this rank runs now or next, at once
-  char reason[236];                    // why (NUL-terminated), written before `failed`
+  // Nonzero while this rank runs a stalled send-only HcclSend to one local
+  // peer: (generation << 32) | (peer + 1), a new generation per operation.
+  // Peers follow these to find a cycle of blocking sends (a deadlock).
+  std::atomic<uint64_t> send_wait;
+  char reason[984];                    // why (NUL-terminated), written before `failed`
 };
+static_assert(sizeof(Control) == 1152, "control block layout");
 
 // In front of every slot's payload.
 struct alignas(64) SlotHeader {
