@@ -32,7 +32,8 @@ struct Stream {
   // sees its effect (an event completing) also sees the stream past the task.
   // It must be short and must not call back into this stream.
   // `bytes`: what the task moves, for the trace (trace.h), which names the
-  // task after `api`; kSelfTraced: the task records itself (HCCL operations).
+  // task after `api` (so a static string); kSelfTraced: the task records
+  // itself (HCCL operations).
   static constexpr uint64_t kSelfTraced = UINT64_MAX;
   aclError push(Task task, bool always_run, const char *api,
                 std::function<void()> finish = nullptr, uint64_t bytes = 0);
