@@ -30,6 +30,7 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("ASCEND_SLOG_PRINT_TO_STDOUT", "unset", "1: log lines go to stdout instead of stderr"),
     ("ASCEND_PROCESS_LOG_PATH", "unset", "a directory for pyhccl-<pid>.log files"),
     ("PYHCCL_LAUNCH_BLOCKING", "0", "1: every HCCL call waits for its operation"),
+    ("PYHCCL_TRACE", "unset", "a directory: write a Chrome trace of stream tasks and collectives"),
     ("PYHCCL_DEVICE_COUNT", "8", "number of logical devices"),
     ("PYHCCL_SOC_NAME", "HostCPU", "what aclrtGetSocName returns"),
     ("PYHCCL_ARENA_BYTES", "64G", "address space reserved for aclrtMalloc"),
@@ -47,6 +48,8 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_FAULT", "unset", "fault injection for tests"),
     ("PYHCCL_SPIN_US", "5 (0 when ranks outnumber CPUs)", "microseconds a wait spins"),
     ("PYHCCL_YIELD_US", "50", "microseconds a wait yields before sleeping"),
+    ("PYHCCL_INLINE_BYTES", "32768", "largest collective (bytes, all ranks) run on the calling thread"),
+    ("PYHCCL_INLINE_US", "20", "microseconds a call waits for its peers to run a small op inline"),
     ("PYHCCL_REDUCE_PORTABLE", "unset", "1 disables the F16C fp16 reduction kernel"),
 ]
 

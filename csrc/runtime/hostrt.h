@@ -4,6 +4,7 @@
 // libascendcl.so under the C++ namespace hostrt.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -129,6 +130,27 @@ struct VmmInfo {
 };
 // False (and *out untouched) when p is not in reserved address space.
 HOSTRT_API bool vmm_describe(const void *p, VmmInfo *out);
+
+// ---- tracing (runtime/trace.cc) ------------------------------------------
+// What aclprofStart and PYHCCL_TRACE record: one Chrome-trace "complete"
+// event per stream task or collective that ran. Off, the only cost is
+// trace_on() (one relaxed load); on, trace_record takes a lock.
+struct TraceEvent {
+  const char *name = "";  // a static string: "aclrtMemcpyAsync", "HcclAllReduce"
+  int32_t device = -1;    // only devices being profiled are kept
+  uint64_t stream = 0;    // stream id: the trace's tid
+  int64_t start_ns = 0, end_ns = 0;  // common::now_ns
+  uint64_t bytes = 0;
+  bool ok = true;
+  // Collectives (libhccl) only: hccl true, the rest copied as given.
+  bool hccl = false;
+  uint64_t count = 0, seq = 0;
+  const char *dtype = "", *algo = "", *comm = "";
+  uint32_t rank = 0, nranks = 0;
+};
+HOSTRT_API extern std::atomic<bool> g_trace_on;
+inline bool trace_on() { return g_trace_on.load(std::memory_order_relaxed); }
+HOSTRT_API void trace_record(const TraceEvent &ev);
 
 }  // namespace hostrt
 

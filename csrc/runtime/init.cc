@@ -3,6 +3,7 @@
 
 #include "common/env.h"
 #include "runtime/internal.h"
+#include "runtime/trace.h"
 
 namespace hostrt {
 namespace {
@@ -17,8 +18,13 @@ InitState &init_state() {
   return *s;
 }
 
-// Finalize with the init lock held: drop everything the runtime owns.
-aclError teardown(const char *api) { return destroy_all_devices(api); }
+// Finalize with the init lock held: drop everything the runtime owns, after
+// which the open traces (PYHCCL_TRACE, aclprof) are written as they stand.
+aclError teardown(const char *api) {
+  aclError rc = destroy_all_devices(api);
+  if (rc == ACL_SUCCESS) trace_flush();
+  return rc;
+}
 
 aclError not_initialized(const char *api) {
   InitState &s = init_state();

@@ -151,7 +151,7 @@ ACL_FUNC_VISIBILITY aclError aclrtMemsetAsync(void *devPtr, size_t maxCount, int
         std::memset(devPtr, value & 0xff, count);
         return ACL_SUCCESS;
       },
-      false, api);
+      false, api, nullptr, count);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtMemcpy(void *dst, size_t destMax, const void *src, size_t count,
@@ -177,7 +177,7 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const v
         if (count > 0 && dst != src) std::memmove(dst, src, count);
         return ACL_SUCCESS;
       },
-      false, api);
+      false, api, nullptr, count);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total) {

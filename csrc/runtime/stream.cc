@@ -26,14 +26,27 @@ Stream::Stream(uint64_t id_, int32_t device_, uint64_t ctx_id_, bool is_default_
 
 Stream::~Stream() { close_and_join(); }
 
+void Stream::trace_task(const char *api, uint64_t bytes, int64_t start_ns, bool ok) const {
+  TraceEvent ev;
+  ev.name = api;
+  ev.device = device;
+  ev.stream = id;
+  ev.start_ns = start_ns;
+  ev.end_ns = common::now_ns();
+  ev.bytes = bytes;
+  ev.ok = ok;
+  trace_record(ev);
+}
+
 aclError Stream::push(Task task, bool always_run, const char *api,
-                      std::function<void()> finish) {
+                      std::function<void()> finish, uint64_t bytes) {
   if (!task) return fail(ACL_ERROR_INVALID_PARAM, "%s: task is empty", api);
   std::unique_lock<std::mutex> lk(mu_);
   if (closing_) {
     return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream is being destroyed", api);
   }
-  queue_.push_back(Item{std::move(task), always_run, std::move(finish)});
+  queue_.push_back(Item{std::move(task), always_run, std::move(finish),
+                        bytes == kSelfTraced ? nullptr : api, bytes});
   ++pushed_;
   lk.unlock();
   work_cv_.notify_one();
@@ -106,6 +119,7 @@ void Stream::run_item(std::unique_lock<std::mutex> &lk, Item &item) {
   t_worker = this;
   aclError rc = ACL_SUCCESS;
   std::string msg;
+  const int64_t traced_at = !skip && item.api != nullptr && trace_on() ? common::now_ns() : 0;
   if (!skip) {
     clear_error();
     std::string failure_msg;
@@ -129,6 +143,7 @@ void Stream::run_item(std::unique_lock<std::mutex> &lk, Item &item) {
       if (msg.empty()) msg = "stream task failed with error " + std::to_string(rc);
     }
   }
+  if (traced_at != 0) trace_task(item.api, item.bytes, traced_at, rc == ACL_SUCCESS);
   item.fn = nullptr;  // release captured state outside the lock
   t_worker = outer;
 

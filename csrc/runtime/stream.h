@@ -31,8 +31,12 @@ struct Stream {
   // stream's lock, in the same step that counts the task finished: whoever
   // sees its effect (an event completing) also sees the stream past the task.
   // It must be short and must not call back into this stream.
+  // `bytes`: what the task moves, for the trace (trace.h), which names the
+  // task after `api` (so a static string); kSelfTraced: the task records
+  // itself (HCCL operations).
+  static constexpr uint64_t kSelfTraced = UINT64_MAX;
   aclError push(Task task, bool always_run, const char *api,
-                std::function<void()> finish = nullptr);
+                std::function<void()> finish = nullptr, uint64_t bytes = 0);
 
   // Waits until every task pushed before the call has finished, or until
   // deadline_ns (common::now_ns units, INT64_MAX = forever). True if drained.
@@ -79,11 +83,14 @@ struct Stream {
     Task fn;
     bool always_run;
     std::function<void()> finish;
+    const char *api = nullptr;  // trace name; nullptr: not traced
+    uint64_t bytes = 0;
   };
   void run();
   // Runs the front task (lk held on entry and on return; released meanwhile).
   void run_front(std::unique_lock<std::mutex> &lk);
   void run_item(std::unique_lock<std::mutex> &lk, Item &item);  // running_ set; same locking
+  void trace_task(const char *api, uint64_t bytes, int64_t start_ns, bool ok) const;
 
   std::mutex mu_;
   std::condition_variable work_cv_;   // worker sleeps here when idle

@@ -74,7 +74,8 @@ std::shared_ptr<Stream> acquire_stream(aclrtStream stream, const char *api, aclE
 
 aclError enqueue(Stream *stream, Task task) {
   if (stream == nullptr) return fail(ACL_ERROR_RT_INVALID_HANDLE, "enqueue: stream is NULL");
-  return stream->push(std::move(task), /*always_run=*/false, "enqueue");
+  return stream->push(std::move(task), /*always_run=*/false, "enqueue", nullptr,
+                      Stream::kSelfTraced);
 }
 
 bool claim_stream(Stream *stream) { return stream != nullptr && stream->claim_idle(); }

@@ -97,5 +97,8 @@ HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api);
 // ---- execution (exec.cc) ----
 // Enqueues op on stream (already resolved and checked). E_* + message on failure.
 HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream, OpDesc op);
+// Records the operation that just ran (its flight record ended) in the trace;
+// call only when hostrt::trace_on() (trace_op.cc).
+void trace_op(Comm &c, const OpDesc &op, uint64_t ticket);
 
 }  // namespace hccl

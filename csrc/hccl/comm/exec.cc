@@ -138,6 +138,7 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
     if (r == HCCL_SUCCESS && x.sig.seq != 0) r = c.engine->settle(x.sig.seq, &x.err);
     c.running_seq = 0;
     c.flight.ended(ticket, r == HCCL_SUCCESS, x.algo);
+    if (hostrt::trace_on()) trace_op(c, op, ticket);
     PYHCCL_LOG(common::kDebug, "HCCL", "%s rank %u: #%llu %s count %llu %s stream %llu via %s: %s, %.1f us",
                c.name.c_str(), c.rank, static_cast<unsigned long long>(x.sig.seq), op.api,
                static_cast<unsigned long long>(op.count), dtype_name(op.dtype),

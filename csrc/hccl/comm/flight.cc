@@ -46,6 +46,13 @@ void FlightRecorder::ended(uint64_t ticket, bool ok, const char *algo) {
   }
 }
 
+bool FlightRecorder::get(uint64_t ticket, OpRecord *out) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const OpRecord *r = find(ticket);
+  if (r != nullptr) *out = *r;
+  return r != nullptr;
+}
+
 std::vector<OpRecord> FlightRecorder::snapshot() {
   std::lock_guard<std::mutex> lock(mu_);
   std::vector<OpRecord> out;

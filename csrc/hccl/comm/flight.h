@@ -30,6 +30,8 @@ class FlightRecorder {
   void enqueued(uint64_t ticket, const OpDesc &op);
   void started(uint64_t ticket, uint64_t seq);
   void ended(uint64_t ticket, bool ok, const char *algo);
+  // A copy of the record of `ticket` (false once it left the ring).
+  bool get(uint64_t ticket, OpRecord *out);
   // Oldest first.
   std::vector<OpRecord> snapshot();
   // One line per record, for the log.
