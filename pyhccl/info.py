@@ -50,7 +50,7 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_YIELD_US", "50", "microseconds a wait yields before sleeping"),
     ("PYHCCL_INLINE_BYTES", "32768", "largest collective (bytes, all ranks) run on the calling thread"),
     ("PYHCCL_INLINE_US", "20", "microseconds a call waits for its peers to run a small op inline"),
-    ("PYHCCL_REDUCE_PORTABLE", "unset", "1 disables the F16C fp16 reduction kernel"),
+    ("PYHCCL_REDUCE_PORTABLE", "unset", "1 disables the AVX2 fp16/bf16 reduction kernels (same results)"),
 ]
 
 # What carries data between ranks in this version (docs/C_API.md, docs/TRANSPORT.md).
