@@ -268,6 +268,11 @@ static void split(char *list, const char **out, int *n, int max) {
   for (char *tok = strtok(list, ","); tok && *n < max; tok = strtok(NULL, ",")) out[(*n)++] = tok;
 }
 
+static int iterations(double budget, double est) {
+  int iters = (int)(budget / (est > 1e-7 ? est : 1e-7));
+  return iters < 3 ? 3 : iters > 20000 ? 20000 : iters;
+}
+
 int main(int argc, char **argv) {
   MPI_Init(&argc, &argv);
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
@@ -359,17 +364,17 @@ int main(int argc, char **argv) {
         p.out_bytes = (op == REDUCESCATTER) ? p.count * t.size : p.bytes;
         long wrong = check(&p, host);
         if (wrong) failed = 1;
-        /* iterations for about `budget` seconds, agreed by all ranks */
-        double est = timed(&p, RTT, 3);
-        int iters = (int)(budget / (est > 1e-7 ? est : 1e-7));
-        iters = iters < 3 ? 3 : iters > 20000 ? 20000 : iters;
-        double rtt[3], q[3], mpi[3];
+        /* iterations for about `budget` seconds each, agreed by all ranks (timed() takes the
+         * slowest rank's time); MPI gets its own count, as it may be far slower or faster */
         int with_mpi = mpi_supported(&p);
+        int iters = iterations(budget, timed(&p, RTT, 3));
+        int mpi_iters = with_mpi ? iterations(budget, timed(&p, MPI_CALL, 3)) : 0;
+        double rtt[3], q[3], mpi[3];
         for (int trial = 0; trial < 3; trial++) {
-          if (with_mpi && trial % 2 == 1) mpi[trial] = timed(&p, MPI_CALL, iters);
+          if (with_mpi && trial % 2 == 1) mpi[trial] = timed(&p, MPI_CALL, mpi_iters);
           rtt[trial] = timed(&p, RTT, iters);
           q[trial] = timed(&p, QUEUED, iters);
-          if (with_mpi && trial % 2 == 0) mpi[trial] = timed(&p, MPI_CALL, iters);
+          if (with_mpi && trial % 2 == 0) mpi[trial] = timed(&p, MPI_CALL, mpi_iters);
         }
         qsort(rtt, 3, sizeof(double), cmp_double);
         qsort(q, 3, sizeof(double), cmp_double);

@@ -15,7 +15,7 @@ Broadcast: link. "link" is the shaped rate (nominal), and the bound is also give
 what TCP reached over the link in this run (measured), which on a 2-core machine is
 often below the nominal rate.
 
-    sudo python benchmarks/multihost.py [--layout 2x2] [--rate 10gbit] [-b 1M -e 64M]
+    sudo python benchmarks/multihost.py [--layout 2x2] [--rate 10gbit] [--delay 1ms] [-b 1M -e 64M]
         [--ops allreduce,allgather,reducescatter,broadcast] [--openmpi PATH/mpirun]
 
 Needs root (namespaces), like the multi-host tests.
@@ -100,7 +100,9 @@ def bound_factor(op, hosts, ranks):
 
 def run_bench(cluster, layout, op, args, mpiexec, label, tmp):
     out = Path(tmp) / f"{label}-{op}.json"
-    argv = [sys.executable, "-m", "pyhccl.bench", "--op", op, "-b", args.minbytes, "-e",
+    # Open MPI's ranks run the Python beside its mpirun (a venv with mpi4py built for it)
+    python = Path(mpiexec).parent / "python" if mpiexec else Path(sys.executable)
+    argv = [str(python), "-m", "pyhccl.bench", "--op", op, "-b", args.minbytes, "-e",
             args.maxbytes, "-f", str(args.factor), "-n", str(args.iters), "-w", str(args.warmup),
             "--compare", "mpi", "--json", str(out)]
     env = {"PYTHONPATH": str(ROOT), "HCCL_EXEC_TIMEOUT": "300", "HCCL_CONNECT_TIMEOUT": "120",
@@ -135,6 +137,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--layout", default="2x2", help="ranks per host, e.g. 2x2, 4x1, 3+1")
     ap.add_argument("--rate", default="10gbit", help="every host's link (tc syntax)")
+    ap.add_argument("--delay", help="added to what every host sends (tc syntax, e.g. 1ms)")
     ap.add_argument("--ops", default="allreduce,allgather,reducescatter,broadcast")
     ap.add_argument("-b", "--minbytes", default="1M")
     ap.add_argument("-e", "--maxbytes", default="64M")
@@ -142,18 +145,19 @@ def main():
     ap.add_argument("-n", "--iters", type=int, default=10)
     ap.add_argument("-w", "--warmup", type=int, default=3)
     ap.add_argument("--openmpi", metavar="MPIRUN", help="also run under this Open MPI mpirun "
-                    "(its Python must have mpi4py built against it: --openmpi-python)")
+                    "(the ranks run the python beside it, e.g. .venv-openmpi/bin/mpirun from make bench)")
     opts = ap.parse_args()
     why = simhosts.unavailable_reason()
     if why:
         sys.exit(f"cannot simulate hosts here: {why}")
     counts = simhosts.parse_layout(opts.layout)
     hosts, ranks = len(counts), sum(counts)
-    with simhosts.Cluster(hosts, rate=opts.rate) as cluster, tempfile.TemporaryDirectory() as tmp:
+    with simhosts.Cluster(hosts, rate=opts.rate, delay=opts.delay) as cluster, tempfile.TemporaryDirectory() as tmp:
         link = rate_bits(opts.rate)
         tcp1 = measure_tcp(cluster, 1)
         tcp2 = measure_tcp(cluster, 2)
-        print(f"# {hosts} simulated hosts ({opts.layout}), links shaped to {opts.rate}: one TCP "
+        print(f"# {hosts} simulated hosts ({opts.layout}), links shaped to {opts.rate}"
+              f"{' + ' + opts.delay + ' delay' if opts.delay else ''}: one TCP "
               f"stream carried {tcp1 * 8 / 1e9:.2f} Gbit/s, two {tcp2 * 8 / 1e9:.2f} Gbit/s")
         runs = [("MPICH", None)] + ([("Open MPI", opts.openmpi)] if opts.openmpi else [])
         for label, mpiexec in runs:
