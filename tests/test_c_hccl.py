@@ -319,6 +319,17 @@ def test_mismatched_v_counts(exe, tmp_path, kind, how):
 
 
 @pytest.mark.timeout(120)
+def test_root_exit_lets_every_answer_out(exe, tmp_path):
+    """The rendezvous is a thread of rank 0's process. Rank 0 may get the last set-up answer,
+    fail its first collective and exit before that thread answered the others (it waits for
+    a core): they must still get their answer, not "lost the connection to the root". The
+    fault makes the thread pause after each answer, so this fails without the exit wait."""
+    results = run_ranks(exe, tmp_path, 3, "mismatch_v", "reducescatterv", "zero",
+                        env={"PYHCCL_FAULT": "slow_bootstrap_server"}, timeout=60)
+    assert_all_pass(results, "mismatch_v with a slow rendezvous")
+
+
+@pytest.mark.timeout(120)
 @pytest.mark.parametrize("value,expect", [(None, 0), ("0", 0), ("1", 1), ("2", 2), ("true", 1),
                                           ("false", 0), ("maybe", 0)])
 def test_deterministic_config(exe, tmp_path, monkeypatch, value, expect):

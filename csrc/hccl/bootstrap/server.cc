@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <condition_variable>
 #include <mutex>
@@ -24,7 +25,35 @@
 
 namespace hccl {
 namespace bsnet {
+namespace {
+
+// Jobs whose server runs in this process (never destroyed: threads may end after exit starts).
+std::mutex *g_running_mu = new std::mutex;
+std::condition_variable *g_running_cv = new std::condition_variable;
+std::set<std::string> *g_running = new std::set<std::string>;
+int g_unflushed = 0;  // servers holding frames not yet sent (under g_running_mu)
+
+// The server is a thread of the root's process: if that process exits between
+// answering one rank and the next, the others lose the answer (rank 0 may
+// finish its work and exit while the server thread waits for a core). Exit
+// waits, briefly, until every queued frame is with the kernel, which still
+// delivers it after the process is gone.
+void wait_flushed_at_exit() {
+  std::unique_lock<std::mutex> lock(*g_running_mu);
+  g_running_cv->wait_for(lock, std::chrono::seconds(2), [] { return g_unflushed == 0; });
+}
+
+}  // namespace
+
 namespace srv {
+
+void Server::set_unflushed(bool v) {
+  if (v == unflushed_) return;
+  unflushed_ = v;
+  std::lock_guard<std::mutex> lock(*g_running_mu);
+  g_unflushed += v ? 1 : -1;
+  if (!v) g_running_cv->notify_all();
+}
 
 Buffer make_frame(uint32_t type, const void *payload, size_t len) {
   auto b = std::make_shared<std::vector<uint8_t>>(kHeaderBytes + len);
@@ -85,8 +114,15 @@ void Server::run() {
       if (c.fd >= 0 && (pfds[i].revents & (POLLIN | POLLHUP | POLLERR))) on_readable(c);
     }
     // Frames queued by this round of events go out now rather than a poll later.
-    for (Conn &c : conns_)
-      if (c.fd >= 0 && !c.out.empty()) flush(c);
+    bool pending = false;
+    for (Conn &c : conns_) {
+      if (c.fd >= 0 && !c.out.empty()) {
+        flush(c);
+        if (slow_) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      }
+      pending = pending || (c.fd >= 0 && !c.out.empty());
+    }
+    set_unflushed(pending);
     check_deadlines(Clock::now());
     for (auto it = conns_.begin(); it != conns_.end();) it = it->fd < 0 ? conns_.erase(it) : std::next(it);
   }
@@ -283,14 +319,6 @@ Clock::time_point Server::next_deadline() const {
 
 using srv::Server;
 
-namespace {
-
-// Jobs whose server runs in this process (never destroyed: threads may end after exit starts).
-std::mutex *g_running_mu = new std::mutex;
-std::condition_variable *g_running_cv = new std::condition_variable;
-std::set<std::string> *g_running = new std::set<std::string>;
-
-}  // namespace
 
 void wait_server(const std::string &job, std::chrono::milliseconds limit) {
   std::unique_lock<std::mutex> lock(*g_running_mu);
@@ -298,6 +326,8 @@ void wait_server(const std::string &job, std::chrono::milliseconds limit) {
 }
 
 HcclResult start_server(const ServerConfig &cfg) {
+  static std::once_flag at_exit;
+  std::call_once(at_exit, [] { std::atexit(wait_flushed_at_exit); });
   Server *server = nullptr;
   try {
     server = new Server(cfg);  // owns the listen socket from here on

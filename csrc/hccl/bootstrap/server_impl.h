@@ -3,12 +3,14 @@
 #pragma once
 
 #include <chrono>
+#include <cstring>
 #include <deque>
 #include <list>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/env.h"
 #include "hccl/bootstrap/server.h"
 #include "hccl/bootstrap/wire.h"
 
@@ -47,6 +49,7 @@ class Server {
  public:
   explicit Server(const ServerConfig &cfg) : cfg_(cfg) {}
   ~Server() {
+    set_unflushed(false);
     for (Conn &c : conns_) close_fd(c.fd);
     close_fd(cfg_.listen_fd);
   }
@@ -64,7 +67,13 @@ class Server {
   void flush(Conn &c);
   void refuse(Conn &c, const char *why, bool tell_peer);
   void fail(HcclResult code, const std::string &msg, Conn *extra = nullptr);
-  void send_to(Conn &c, const Buffer &b) { c.out.push_back(b); }
+  void send_to(Conn &c, const Buffer &b) {
+    c.out.push_back(b);
+    set_unflushed(true);
+  }
+  // Counts this server among those with frames not yet handed to the kernel;
+  // the root's process waits for them at exit (see server.cc).
+  void set_unflushed(bool v);
   void start_closing(Conn &c, const Buffer &last);
   void drop(Conn &c);
   void check_deadlines(Clock::time_point now);
@@ -89,6 +98,10 @@ class Server {
   Buffer fail_frame_;
   Clock::time_point latecomer_until_, hard_deadline_;
   int refusals_logged_ = 0;
+  bool unflushed_ = false;
+  // PYHCCL_FAULT=slow_bootstrap_server: pause after answering each rank, so
+  // that a test can check the root's exit still lets every answer out.
+  bool slow_ = std::strcmp(common::env_str("PYHCCL_FAULT", ""), "slow_bootstrap_server") == 0;
 };
 
 }  // namespace srv
