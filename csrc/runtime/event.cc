@@ -82,8 +82,7 @@ aclError issue(aclrtEvent event, aclrtStream stream, bool record, const char *ap
   uint64_t g = ev->issue(record);
   // The generation completes in the step that counts the task finished, so a
   // thread woken by the event also finds the stream past it (aclrtStreamQuery).
-  aclError rc = s->push([]() { return ACL_SUCCESS; }, /*always_run=*/true, api,
-                        [ev, g, record]() { ev->complete(g, record); });
+  aclError rc = s->push_marker(api, [ev, g, record]() { ev->complete(g, record); });
   // A push can only fail on a closing stream: complete the generation so
   // nobody waits on it forever.
   if (rc != ACL_SUCCESS) ev->complete(g, false);

@@ -53,6 +53,21 @@ aclError Stream::push(Task task, bool always_run, const char *api,
   return ACL_SUCCESS;
 }
 
+aclError Stream::push_marker(const char *api, std::function<void()> finish) {
+  {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (closing_) return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream is being destroyed", api);
+    if (!running_ && queue_.empty()) {  // everything pushed so far has finished
+      ++pushed_;
+      finish();
+      ++finished_;
+      if (trace_on()) trace_task(api, 0, common::now_ns(), true);
+      return ACL_SUCCESS;
+    }
+  }
+  return push([]() { return ACL_SUCCESS; }, /*always_run=*/true, api, std::move(finish));
+}
+
 void Stream::run() {
   t_worker = this;
   std::unique_lock<std::mutex> lk(mu_);

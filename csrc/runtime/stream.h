@@ -37,6 +37,10 @@ struct Stream {
   static constexpr uint64_t kSelfTraced = UINT64_MAX;
   aclError push(Task task, bool always_run, const char *api,
                 std::function<void()> finish = nullptr, uint64_t bytes = 0);
+  // A marker (an event record or reset): `finish` alone, in stream order. On
+  // an idle stream it runs at once on the calling thread, so recording an
+  // event after work that is already done wakes no worker.
+  aclError push_marker(const char *api, std::function<void()> finish);
 
   // Waits until every task pushed before the call has finished, or until
   // deadline_ns (common::now_ns units, INT64_MAX = forever). True if drained.

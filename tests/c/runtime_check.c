@@ -392,6 +392,13 @@ static void check_events(void) {
   OK(aclrtQueryEvent(e1, &es));
   CHECK(es == ACL_EVENT_STATUS_COMPLETE && ACL_EVENT_STATUS_COMPLETE == 0);
 
+  /* On an idle stream a record completes in the call itself (no worker
+   * wake-up: Python records one after every collective it enqueues). */
+  OK(aclrtSynchronizeStream(a));
+  OK(aclrtRecordEvent(e1, a));
+  OK(aclrtQueryEventStatus(e1, &rs));
+  CHECK(rs == ACL_EVENT_RECORDED_STATUS_COMPLETE);
+
   /* Elapsed time between two records around a 30 ms host function. */
   OK(aclrtRecordEvent(e1, a));
   OK(aclrtLaunchHostFunc(a, host_sleep, (void *)(intptr_t)30));
