@@ -378,6 +378,16 @@ def test_small_ops_on_the_calling_thread(exe, tmp_path, what, env):
 
 
 @pytest.mark.timeout(120)
+def test_bad_variable_warns_once_per_process(exe, tmp_path):
+    """PYHCCL_INLINE_US is read for every communicator; a bad value warns once per process,
+    not once per communicator (the "crossed" mode builds two)."""
+    results = run_ranks(exe, tmp_path, 2, "inline", "crossed", env={"PYHCCL_INLINE_US": "soon"}, timeout=100)
+    assert_all_pass(results, "inline crossed with a bad PYHCCL_INLINE_US")
+    for _, out in results:
+        assert out.count("ignoring PYHCCL_INLINE_US=soon") == 1, out
+
+
+@pytest.mark.timeout(120)
 @pytest.mark.parametrize("what,count", [("ring", 1 << 18), ("ring", 1 << 20), ("group", 1 << 20),
                                         ("late", 1 << 20)])
 def test_ring_of_blocking_sends(exe, tmp_path, what, count):

@@ -1,6 +1,6 @@
 // Environment-variable parsing shared by libascendcl and libhccl.
-// Header-only; a bad value keeps the default and prints a warning (callers
-// read each variable once and cache it).
+// Header-only; a bad value keeps the default and prints a warning, once per
+// process for each variable and value (some are read per communicator).
 #pragma once
 
 #include <cerrno>
@@ -8,6 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <set>
+#include <string>
 
 namespace common {
 
@@ -24,13 +27,22 @@ inline bool parse_int64(const char *s, int64_t *out) {
   return true;
 }
 
+// True the first time this process warns about `name`=`value`.
+inline bool first_warning(const char *name, const char *value) {
+  static std::mutex mu;
+  static std::set<std::string> warned;
+  std::lock_guard<std::mutex> lock(mu);
+  return warned.insert(std::string(name) + "=" + value).second;
+}
+
 // Integer variable `name` clamped to [lo, hi]; `def` when unset or invalid.
 inline int64_t env_int(const char *name, int64_t def, int64_t lo, int64_t hi) {
   const char *s = std::getenv(name);
   if (s == nullptr || *s == '\0') return def;
   int64_t v = 0;
   if (!parse_int64(s, &v) || v < lo || v > hi) {
-    std::fprintf(stderr, "pyhccl: ignoring %s=%s (expected an integer in [%lld, %lld]); using %lld\n",
+    if (first_warning(name, s))
+      std::fprintf(stderr, "pyhccl: ignoring %s=%s (expected an integer in [%lld, %lld]); using %lld\n",
                  name, s, static_cast<long long>(lo), static_cast<long long>(hi),
                  static_cast<long long>(def));
     return def;
@@ -63,7 +75,8 @@ inline uint64_t env_bytes(const char *name, uint64_t def) {
     }
   }
   if (!ok || v == 0 || v > (~0ull) / mul) {
-    std::fprintf(stderr, "pyhccl: ignoring %s=%s (expected a byte count such as 64G); using %llu\n",
+    if (first_warning(name, s))
+      std::fprintf(stderr, "pyhccl: ignoring %s=%s (expected a byte count such as 64G); using %llu\n",
                  name, s, static_cast<unsigned long long>(def));
     return def;
   }
