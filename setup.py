@@ -23,6 +23,7 @@ import numpy
 from Cython.Build import cythonize
 from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
+from setuptools.command.install_lib import install_lib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CANN = os.path.abspath(os.environ["PYHCCL_CANN"]) if os.environ.get("PYHCCL_CANN") else ""
@@ -53,6 +54,18 @@ def write_build_config(pkg_dir, **facts):
         f.write("\n".join(lines) + "\n")
 
 
+class StrippedInstallLib(install_lib):
+    """Strips the installed copies (a wheel's, an install's), not the build tree's: an
+    in-place build that finds build/lib up to date copies from there."""
+
+    def install(self):
+        outfiles = super().install() or []
+        libs = [p for p in outfiles if p.endswith(".so") and os.path.isfile(p)]
+        if libs and not self.dry_run:
+            subprocess.check_call([os.environ.get("STRIP", "strip"), "--strip-unneeded", *libs])
+        return outfiles
+
+
 class BuildWithRuntime(build_ext):
     """Build the host runtime (or configure for CANN), then the extension."""
 
@@ -75,8 +88,6 @@ class BuildWithRuntime(build_ext):
             "the longest step: 15-60 s)")
         start = time.time()
         super().run()
-        if not self.inplace:
-            self.strip([self.get_ext_fullpath(e.name) for e in self.extensions])
         say(f"extension built in {time.time() - start:.0f} s")
 
     def build_extensions(self):
@@ -98,8 +109,6 @@ class BuildWithRuntime(build_ext):
         os.makedirs(lib_dst, exist_ok=True)
         for name in HOST_LIBS:
             shutil.copy2(os.path.join(out, name), lib_dst)
-        if not self.inplace:
-            self.strip([os.path.join(lib_dst, n) for n in HOST_LIBS])
         inc_dst = os.path.join(pkg, "include")
         shutil.rmtree(inc_dst, ignore_errors=True)
         shutil.copytree(os.path.join(HERE, "include"), inc_dst)
@@ -120,9 +129,6 @@ class BuildWithRuntime(build_ext):
             ext.include_dirs.insert(0, outdir)
         return os.path.join(outdir, cann_config.HEADER_NAME), missing
 
-    def strip(self, paths):
-        strip = os.environ.get("STRIP", "strip")
-        subprocess.check_call([strip, "--strip-unneeded", *paths])
 
 
 if CANN:
@@ -144,7 +150,7 @@ setup(
     ext_modules=cythonize([ext], language_level=3,
                           compile_time_env={"PYHCCL_CANN": bool(CANN)},
                           compiler_directives={"embedsignature": True}),
-    cmdclass={"build_ext": BuildWithRuntime},
+    cmdclass={"build_ext": BuildWithRuntime, "install_lib": StrippedInstallLib},
     # Only what a user of the wheel needs: declarations for cimport and the type stub.
     # Sources (.pyx, .pxi, the generated .c) stay in the sdist; libraries and headers
     # are put in place by build_ext.
