@@ -8,8 +8,10 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdarg>
 #include <cstdio>
 #include <cstdlib>
@@ -38,7 +40,12 @@ int g_unflushed = 0;  // servers holding frames not yet sent (under g_running_mu
 // finish its work and exit while the server thread waits for a core). Exit
 // waits, briefly, until every queued frame is with the kernel, which still
 // delivers it after the process is gone.
+std::atomic<pid_t> g_server_pid{0};  // the process whose threads run the servers
+
 void wait_flushed_at_exit() {
+  // A fork()ed child has none of its parent's threads (and maybe a copy of
+  // the lock taken): nothing to wait for.
+  if (getpid() != g_server_pid.load()) return;
   std::unique_lock<std::mutex> lock(*g_running_mu);
   g_running_cv->wait_for(lock, std::chrono::seconds(2), [] { return g_unflushed == 0; });
 }
@@ -328,6 +335,7 @@ void wait_server(const std::string &job, std::chrono::milliseconds limit) {
 HcclResult start_server(const ServerConfig &cfg) {
   static std::once_flag at_exit;
   std::call_once(at_exit, [] { std::atexit(wait_flushed_at_exit); });
+  g_server_pid.store(getpid());
   Server *server = nullptr;
   try {
     server = new Server(cfg);  // owns the listen socket from here on
