@@ -55,12 +55,13 @@ aclError Stream::push(Task task, bool always_run, const char *api,
 
 aclError Stream::push_marker(const char *api, std::function<void()> finish) {
   {
-    std::lock_guard<std::mutex> lk(mu_);
+    std::unique_lock<std::mutex> lk(mu_);
     if (closing_) return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream is being destroyed", api);
     if (!running_ && queue_.empty()) {  // everything pushed so far has finished
       ++pushed_;
       finish();
       ++finished_;
+      lk.unlock();
       if (trace_on()) trace_task(api, 0, common::now_ns(), true);
       return ACL_SUCCESS;
     }

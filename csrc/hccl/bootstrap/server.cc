@@ -326,7 +326,6 @@ Clock::time_point Server::next_deadline() const {
 
 using srv::Server;
 
-
 void wait_server(const std::string &job, std::chrono::milliseconds limit) {
   std::unique_lock<std::mutex> lock(*g_running_mu);
   g_running_cv->wait_for(lock, limit, [&] { return g_running->count(job) == 0; });
