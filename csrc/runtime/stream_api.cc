@@ -196,7 +196,10 @@ extern "C" HOSTRT_API aclError hostrtSynchronizeStreamInterruptible(aclrtStream 
   if (s->on_worker()) {
     return fail(ACL_ERROR_INVALID_PARAM, "%s: called from a task of the same stream (deadlock)", api);
   }
-  if (!s->wait_drained(INT64_MAX, &since)) {
+  // Interrupted also when the stream drained meanwhile (a task that failed on
+  // the interrupt may finish the stream first): Ctrl-C wins, and the task's
+  // error stays for the next synchronize.
+  if (!s->wait_drained(INT64_MAX, &since) || interrupts() != since) {
     *interrupted = 1;
     return ACL_SUCCESS;
   }

@@ -76,6 +76,18 @@ static void host_observe(void *arg) {
 
 static void host_count(void *arg) { __atomic_add_fetch((int *)arg, 1, __ATOMIC_RELAXED); }
 
+/* The host runtime's Ctrl-C hooks (Python's synchronize uses them). */
+extern void hostrtNoteInterrupt(void);
+extern uint64_t hostrtInterruptCount(void);
+extern aclError hostrtSynchronizeStreamInterruptible(aclrtStream, uint64_t, int32_t *);
+
+/* As if SIGINT arrived while the task ran (and made it fail early). */
+static void host_note_interrupt(void *arg) {
+  (void)arg;
+  sleep_ms(20);
+  hostrtNoteInterrupt();
+}
+
 /* ---- sections ---------------------------------------------------------- */
 
 static void check_before_init(void) {
@@ -692,6 +704,24 @@ static void check_finalize(void) {
   FAILS(aclFinalizeReference(NULL), ACL_ERROR_REPEAT_FINALIZE, "aclFinalizeReference");
 }
 
+/* An interruptible synchronize reports Ctrl-C that came while it waited, even
+ * when the stream drained meanwhile: before, a task that ended on the
+ * interrupt could drain the stream first, and Python raised the task's error
+ * instead of KeyboardInterrupt. */
+static void check_interrupts(void) {
+  aclrtStream s = NULL;
+  OK(aclrtCreateStream(&s));
+  int32_t irq = -1;
+  uint64_t since = hostrtInterruptCount();
+  OK(aclrtLaunchHostFunc(s, host_note_interrupt, NULL));
+  OK(hostrtSynchronizeStreamInterruptible(s, since, &irq));
+  CHECK(irq == 1);
+  since = hostrtInterruptCount();
+  OK(hostrtSynchronizeStreamInterruptible(s, since, &irq));
+  CHECK(irq == 0);
+  OK(aclrtDestroyStream(s));
+}
+
 int main(void) {
   setvbuf(stdout, NULL, _IONBF, 0);
   check_before_init();
@@ -705,6 +735,7 @@ int main(void) {
   check_threads();
   check_fork();
   check_prof_args();
+  check_interrupts();
   check_finalize();
 
   /* Exit with live work: a stream whose task is still sleeping must neither
