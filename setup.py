@@ -130,7 +130,6 @@ class BuildWithRuntime(build_ext):
         return os.path.join(outdir, cann_config.HEADER_NAME), missing
 
 
-
 if CANN:
     lib64 = os.path.join(CANN, "lib64")
     ext_args = dict(include_dirs=[os.path.join(CANN, "include")], library_dirs=[lib64],

@@ -43,8 +43,8 @@ inline int64_t env_int(const char *name, int64_t def, int64_t lo, int64_t hi) {
   if (!parse_int64(s, &v) || v < lo || v > hi) {
     if (first_warning(name, s))
       std::fprintf(stderr, "pyhccl: ignoring %s=%s (expected an integer in [%lld, %lld]); using %lld\n",
-                 name, s, static_cast<long long>(lo), static_cast<long long>(hi),
-                 static_cast<long long>(def));
+                   name, s, static_cast<long long>(lo), static_cast<long long>(hi),
+                   static_cast<long long>(def));
     return def;
   }
   return v;
@@ -77,7 +77,7 @@ inline uint64_t env_bytes(const char *name, uint64_t def) {
   if (!ok || v == 0 || v > (~0ull) / mul) {
     if (first_warning(name, s))
       std::fprintf(stderr, "pyhccl: ignoring %s=%s (expected a byte count such as 64G); using %llu\n",
-                 name, s, static_cast<unsigned long long>(def));
+                   name, s, static_cast<unsigned long long>(def));
     return def;
   }
   return v * mul;

@@ -35,13 +35,13 @@ std::condition_variable *g_running_cv = new std::condition_variable;
 std::set<std::string> *g_running = new std::set<std::string>;
 int g_unflushed = 0;  // servers holding frames not yet sent (under g_running_mu)
 
+std::atomic<pid_t> g_server_pid{0};  // the process whose threads run the servers
+
 // The server is a thread of the root's process: if that process exits between
 // answering one rank and the next, the others lose the answer (rank 0 may
 // finish its work and exit while the server thread waits for a core). Exit
 // waits, briefly, until every queued frame is with the kernel, which still
 // delivers it after the process is gone.
-std::atomic<pid_t> g_server_pid{0};  // the process whose threads run the servers
-
 void wait_flushed_at_exit() {
   // A fork()ed child has none of its parent's threads (and maybe a copy of
   // the lock taken): nothing to wait for.
