@@ -37,6 +37,7 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_SLOT_BYTES", "128K", "slot size of the shared-memory FIFO toward each local peer"),
     ("PYHCCL_SLOTS", "8", "slots per FIFO"),
     ("PYHCCL_CHUNK_BYTES", "1M", "largest piece a transfer is cut into"),
+    ("PYHCCL_BOARD_BYTES", "16K", "small collectives on one host use shared-memory boards up to this part size"),
     ("PYHCCL_LATENCY_BYTES", "64K", "AllReduce/Reduce up to this size use the flat algorithm"),
     ("PYHCCL_SINGLE_COPY_BYTES", "256K", "from this size, on one host, read peers' buffers directly"),
     ("PYHCCL_CHAIN_BYTES", "256K", "Broadcast/Reduce from this size use a pipelined chain"),

@@ -116,7 +116,7 @@ def test_suite(exe, tmp_path, nranks, mem):
 
 @pytest.mark.timeout(300)
 @pytest.mark.parametrize("env", [
-    {"PYHCCL_ALGO": "allreduce:flat,reduce:flat"},
+    {"PYHCCL_ALGO": "allreduce:flat,reduce:flat", "PYHCCL_BOARD_BYTES": "0"},
     {"PYHCCL_ALGO": "allreduce:hier,allgather:hier,reducescatter:hier"},
     {"PYHCCL_ALGO": "allreduce:direct,reduce:direct,broadcast:direct,allgather:direct,"
                     "reducescatter:direct,alltoall:direct"},
@@ -300,8 +300,8 @@ def test_rank_killed(exe, tmp_path, count):
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("what", ["count", "count0", "bcastroot", "reduceroot", "scatterroot",
-                                  "dtype", "op", "send", "p2pdtype"])
+@pytest.mark.parametrize("what", ["count", "count0", "bigcount", "bcastbig", "bcastroot",
+                                  "reduceroot", "scatterroot", "dtype", "op", "send", "p2pdtype"])
 @pytest.mark.parametrize("nranks", [2, 4])
 def test_mismatched_collectives(exe, tmp_path, nranks, what):
     """Rank 0 calls something else than the others: every rank fails with HCCL_E_PARA and a

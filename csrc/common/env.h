@@ -50,8 +50,8 @@ inline int64_t env_int(const char *name, int64_t def, int64_t lo, int64_t hi) {
   return v;
 }
 
-// Byte count with an optional K/M/G/T suffix (powers of 1024), e.g. "64G".
-inline uint64_t env_bytes(const char *name, uint64_t def) {
+// Byte count with an optional K/M/G/T suffix (powers of 1024), e.g. "64G"; 0 only when zero_ok.
+inline uint64_t env_bytes(const char *name, uint64_t def, bool zero_ok = false) {
   const char *s = std::getenv(name);
   if (s == nullptr || *s == '\0') return def;
   errno = 0;
@@ -74,7 +74,7 @@ inline uint64_t env_bytes(const char *name, uint64_t def) {
       ok = *end == '\0';
     }
   }
-  if (!ok || v == 0 || v > (~0ull) / mul) {
+  if (!ok || (v == 0 && !zero_ok) || v > (~0ull) / mul) {
     if (first_warning(name, s))
       std::fprintf(stderr, "pyhccl: ignoring %s=%s (expected a byte count such as 64G); using %llu\n",
                    name, s, static_cast<unsigned long long>(def));

@@ -18,6 +18,15 @@
 
 namespace common {
 
+// One pause of a busy-wait loop (lets the sibling hyperthread run).
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield" ::: "memory");
+#endif
+}
+
 // Sleeps while *word == expected, at most until deadline_ns (now_ns() units;
 // INT64_MAX = no limit). Returns 0 when woken or the value differed, ETIMEDOUT
 // at the deadline, EINTR on a signal. Spurious wake-ups are possible: callers

@@ -888,15 +888,16 @@ static int run_failure(HcclComm comm, aclrtStream s, int kill_mode, size_t n) {
   return g_fail != 0;
 }
 
-/* Rank 0 calls a different collective (or count) than the others: everyone
- * must get an error that says so, quickly, instead of garbage or a hang. */
 /* Rank 0 calls something else than the others (WHAT: another count, count 0,
- * another root, dtype or op, HcclSend instead of the collective, or a
+ * a count on another algorithm (bigcount, bcastbig: board against FIFO
+ * messages), another root, dtype or op, HcclSend instead of the collective, or a
  * send/receive pair with other dtypes): every rank must fail quickly with
  * HCCL_E_PARA and a message that says what differs, not garbage or a hang. */
 static int run_mismatch(HcclComm comm, aclrtStream s, const char *what) {
-  float x[64];
-  for (int i = 0; i < 64; ++i) x[i] = 1.0f;
+  /* Big enough for counts past the boards of small collectives (16 KiB), so
+   * that rank 0 and the others run different algorithms. */
+  static float x[1 << 16];
+  for (int i = 0; i < 1 << 16; ++i) x[i] = 1.0f;
   double t0 = now_s();
   int odd = g_rank == 0;
   const HcclDataType f32 = HCCL_DATA_TYPE_FP32;
@@ -904,6 +905,10 @@ static int run_mismatch(HcclComm comm, aclrtStream s, const char *what) {
     HCCL_OK(HcclAllReduce(x, x, odd ? 10 : 20, f32, HCCL_REDUCE_SUM, comm, s));
   } else if (strcmp(what, "count0") == 0) {
     HCCL_OK(HcclAllReduce(x, x, odd ? 0 : 8, f32, HCCL_REDUCE_SUM, comm, s));
+  } else if (strcmp(what, "bigcount") == 0) {
+    HCCL_OK(HcclAllReduce(x, x, odd ? 8 : 1 << 15, f32, HCCL_REDUCE_SUM, comm, s));
+  } else if (strcmp(what, "bcastbig") == 0) {  /* rank 0 a leaf on another algorithm */
+    HCCL_OK(HcclBroadcast(x, odd ? 1 << 15 : 8, f32, 1, comm, s));
   } else if (strcmp(what, "bcastroot") == 0) {
     HCCL_OK(HcclBroadcast(x, 8, f32, odd ? 0 : 1, comm, s));
   } else if (strcmp(what, "reduceroot") == 0) {

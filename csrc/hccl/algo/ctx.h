@@ -22,6 +22,9 @@
 
 namespace hccl {
 
+// What operation `o` is, as numbered collective `seq` (0 for send/recv).
+OpSig op_signature(const OpDesc &o, uint64_t seq);
+
 class Ctx {
  public:
   Ctx(Comm &comm, const OpDesc &op);

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "hccl/algo/board.h"
 #include "hccl/algo/ctx.h"
 #include "hccl/algo/direct.h"
 #include "hccl/algo/select.h"
@@ -26,6 +27,7 @@ HcclResult run_all_to_all_v(Ctx &x) {
   // AlltoAll (every block the same size) on device memory: single-copy reads.
   const size_t total = sc[x.me] * es * x.n;
   if (x.op.kind == OpKind::kAlltoAll && x.n > 1 && total > 0) {
+    if (board_fits(x.comm, Coll::kAlltoAll, total)) return board_all_to_all(x, send, recv, sc[x.me] * es);
     Algo a = select_algo(x, Coll::kAlltoAll, total);
     x.algo = algo_name(a);
     if (a == Algo::kDirect) {

@@ -1,5 +1,6 @@
-// AllReduce, Reduce, ReduceScatter and AllGather: pick an algorithm (select.h)
-// and run it. The flat algorithms live here:
+// AllReduce, Reduce, ReduceScatter and AllGather: pick an algorithm (boards
+// for small ones, board.h; otherwise select.h) and run it. The flat
+// algorithms live here:
 //   AllReduce flat  every rank sends its buffer to every other and reduces all
 //                   n buffers in rank order (one step: small messages);
 //   Reduce flat     every rank sends its buffer to the root, which reduces.
@@ -8,6 +9,7 @@
 #include <cstring>
 #include <vector>
 
+#include "hccl/algo/board.h"
 #include "hccl/algo/direct.h"
 #include "hccl/algo/hier.h"
 #include "hccl/algo/select.h"
@@ -56,6 +58,7 @@ HcclResult reduce_common(Ctx &x, Coll c, const char *in, char *out, size_t count
     if (rc != HCCL_SUCCESS) return rc;
     if (ok) return direct_all_reduce(x, v, count, root);
   }
+  if (board_fits(x.comm, c, bytes)) return board_reduce(x, in, out, count, root);
   Algo a = select_algo(x, c, bytes);
   x.algo = algo_name(a);
   if (a == Algo::kFlat && (root < 0 || x.n <= kFlatRanks)) return flat_reduce(x, in, out, count, root);
@@ -104,6 +107,8 @@ HcclResult run_reduce_scatter(Ctx &x) {
     if (rc != HCCL_SUCCESS) return rc;
     if (ok) return direct_reduce_scatter(x, v, out, count);
   }
+  if (board_fits(x.comm, Coll::kReduceScatter, count * x.es * x.n))
+    return board_reduce_scatter(x, in, out, count);
   Algo a = select_algo(x, Coll::kReduceScatter, count * x.es * x.n);
   x.algo = algo_name(a);
   if (a == Algo::kDirect) {
@@ -134,6 +139,7 @@ HcclResult run_all_gather(Ctx &x) {
     if (rc != HCCL_SUCCESS) return rc;
     if (ok) return direct_all_gather(x, v, out, count);
   }
+  if (board_fits(x.comm, Coll::kAllGather, count * x.es)) return board_all_gather(x, in, out, count * x.es);
   Algo a = select_algo(x, Coll::kAllGather, count * x.es * x.n);
   x.algo = algo_name(a);
   if (a == Algo::kDirect) {

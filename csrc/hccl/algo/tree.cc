@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "hccl/algo/board.h"
 #include "hccl/algo/direct.h"
 #include "hccl/algo/select.h"
 
@@ -69,6 +70,7 @@ HcclResult run_broadcast(Ctx &x) {
     if (rc != HCCL_SUCCESS) return rc;
     if (ok) return direct_broadcast(x, v, buf, bytes, root);
   }
+  if (board_fits(x.comm, Coll::kBroadcast, bytes)) return board_broadcast(x, buf, bytes, root);
   if (select_algo(x, Coll::kBroadcast, bytes) == Algo::kDirect) {
     x.algo = "direct";
     bool ok = false;

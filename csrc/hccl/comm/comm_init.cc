@@ -95,6 +95,7 @@ HcclResult setup_shm(Comm &c, const std::vector<RankInfo> &info, const std::stri
     opt.local = local;
     opt.slot_bytes = info[0].slot_bytes;  // rank 0 decides: layouts must agree
     opt.slots = info[0].slots;
+    opt.board_bytes = info[0].board_bytes;
     std::string why;
     hub = shm::Hub::create(opt, name, &why);
     if (!hub) return fail_setup(c, HCCL_E_MEMORY, why);

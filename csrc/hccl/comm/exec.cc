@@ -14,6 +14,7 @@
 #include "common/clock.h"
 #include "common/env.h"
 #include "common/log.h"
+#include "hccl/algo/board.h"
 #include "hccl/algo/ctx.h"
 #include "hccl/comm/op_errors.h"
 #include "hccl/comm/comm.h"
@@ -127,7 +128,7 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
     c.flight.ended(ticket, false, "");
   } else {
     Ctx x(c, op);
-    if (x.sig.seq != 0) c.engine->announce(x.sig.seq);  // peers may run it inline now
+    if (x.sig.seq != 0) c.engine->announce(x.sig);  // peers may run it inline now
     c.flight.started(ticket, x.sig.seq);
     c.running_seq = x.sig.seq;
     const int64_t t0 = PYHCCL_LOG_ON(common::kDebug) ? common::now_ns() : 0;
@@ -192,9 +193,15 @@ HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream
   // The claim is taken under comm->mu, so tickets stay in stream order.
   if (small && comm->turn == guard->ticket && comm->async_error == HCCL_SUCCESS &&
       hostrt::claim_stream(stream)) {
-    const uint64_t seq = comm->op_seq.load() + 1;  // nothing of this comm runs now
+    // Nothing of this comm runs now: the op will be collective op_seq + 1.
+    const OpSig sig = op_signature(*guard->op, comm->op_seq.load() + 1);
     lock.unlock();
-    if (comm->engine->arrive(seq))
+    const void *part;
+    size_t part_bytes;
+    const bool arrived = board_part(*comm, *guard->op, &part, &part_bytes)
+                             ? comm->engine->arrive_on_board(sig, part, part_bytes)
+                             : comm->engine->arrive(sig);
+    if (arrived)
       hostrt::run_claimed(stream, std::move(task));
     else
       hostrt::hand_over(stream, std::move(task));

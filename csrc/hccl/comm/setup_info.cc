@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -38,6 +39,8 @@ RankInfo RankInfo::of_this_process(int32_t device, uint32_t nranks) {
   if (slot < 4096) slot = 4096;
   p.slot_bytes = (slot + 4095) / 4096 * 4096;
   p.slots = static_cast<uint32_t>(slots);
+  p.board_bytes = static_cast<uint32_t>(
+      std::min<uint64_t>(common::env_bytes("PYHCCL_BOARD_BYTES", 16u << 10, /*zero_ok=*/true), 1u << 20));
   p.sockets_per_peer = static_cast<uint32_t>(common::env_int("PYHCCL_SOCKETS_PER_PEER", 2, 1, 16));
   p.socket_buffer = static_cast<uint32_t>(common::env_bytes("PYHCCL_SOCKET_BUFFER", 4u << 20));
   if (getrandom(p.nonce, sizeof(p.nonce), 0) != static_cast<ssize_t>(sizeof(p.nonce)))

@@ -15,18 +15,9 @@
 namespace hccl {
 namespace {
 
-constexpr int64_t kSliceNs = 100 * 1000000LL;  // longest sleep between failure probes
 // A blocking send stalled this long publishes its wait and looks for a cycle
 // (at each failure probe); nothing of it runs before, nor in collectives.
 constexpr int64_t kSendStallNs = 100 * 1000000LL;
-
-inline void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield" ::: "memory");
-#endif
-}
 
 int usable_cpus() {
   cpu_set_t set;
@@ -59,23 +50,38 @@ void Engine::set_spin(int local_ranks) {
   arrive_ns_ = 1000 * common::env_int("PYHCCL_INLINE_US", 20, 0, 1000000);
 }
 
-bool Engine::arrive(uint64_t seq) {
-  if (nranks_ == 1) return true;
-  if (!hub || !hub->all_local() || arrive_ns_ == 0) return false;
-  hub->announce(seq);
+template <typename Ready>
+bool Engine::brief_wait(Ready ready) {
   const int64_t start = common::now_ns();
   for (int p = 0; p < nranks_; ++p) {
-    while (static_cast<int64_t>(hub->arrived(p) - seq) < 0) {
+    while (p != rank_ && !ready(p)) {
       const int64_t waited = common::now_ns() - start;
       if (waited >= arrive_ns_) return false;
       if (waited < spin_ns_) {
-        for (int i = 0; i < 16; ++i) cpu_relax();
+        for (int i = 0; i < 16; ++i) common::cpu_relax();
       } else {
         sched_yield();
       }
     }
   }
   return true;
+}
+
+bool Engine::arrive(const OpSig &sig) {
+  if (nranks_ == 1) return true;
+  if (!hub || !hub->all_local() || arrive_ns_ == 0) return false;
+  hub->announce(sig);
+  return brief_wait([&](int p) { return static_cast<int64_t>(hub->arrived(p) - sig.seq) >= 0; });
+}
+
+bool Engine::arrive_on_board(const OpSig &sig, const void *mine, size_t bytes) {
+  if (arrive_ns_ == 0) return false;
+  hub->announce(sig);
+  board_post(sig, mine, bytes);
+  ahead_ = {true, mine, bytes};
+  const uint64_t gen = board_gen_;
+  const int b = static_cast<int>(gen & 1);
+  return brief_wait([&](int p) { return hub->board(p, b)->gen.load(std::memory_order_acquire) == gen; });
 }
 
 void Engine::notify_failure(HcclResult code, const std::string &why, uint64_t seq) {
@@ -281,7 +287,7 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
       break;
     }
     if (now - idle_since < spin_ns_) {
-      for (int i = 0; i < 16; ++i) cpu_relax();
+      for (int i = 0; i < 16; ++i) common::cpu_relax();
       continue;
     }
     if (now - idle_since < spin_ns_ + yield_ns_) {

@@ -50,10 +50,30 @@ class Engine {
   // before it; arrive() announces and then waits briefly (PYHCCL_INLINE_US,
   // spinning only when cores are not oversubscribed) for every peer to have
   // announced it too. False when one is late or on another host.
-  void announce(uint64_t seq) {
-    if (hub) hub->announce(seq);
+  void announce(const OpSig &sig) {
+    if (hub) hub->announce(sig);
   }
-  bool arrive(uint64_t seq);
+  bool arrive(const OpSig &sig);
+
+  // Boards (shm/layout.h), for small collectives when every rank is on this
+  // host: each rank pins its part on its own board, peers read it in place.
+  // One cache line tells a peer it is there; no FIFO message, no doorbell
+  // unless the peer sleeps. board_bytes(): the largest part a board holds, 0
+  // when boards cannot be used (a peer on another host, PYHCCL_BOARD_BYTES=0).
+  size_t board_bytes() const {
+    return hub && hub->all_local() && nranks_ > 1 ? hub->layout().board_bytes : 0;
+  }
+  // One exchange; every rank makes the same exchanges in the same order.
+  // Posts `bytes` of `mine` under `sig`, waits for every peer's part (under
+  // the same signature, else a mismatch) and points views[p] at it, sizes[p]
+  // its bytes (views[rank] = mine). Views stay valid until this rank's next
+  // exchange: a peer rewrites a board only after every rank posted the next.
+  HcclResult board_exchange(const OpSig &sig, const void *mine, size_t bytes, const char **views,
+                            size_t *sizes, WaitError *err);
+  // Arrival for a small collective whose first step is a board exchange: posts
+  // that exchange's part ahead (its board_exchange then only waits), then
+  // waits briefly, as arrive() does, for every peer's part.
+  bool arrive_on_board(const OpSig &sig, const void *mine, size_t bytes);
 
   void set_exec_timeout(int seconds);
   int exec_timeout_s() const { return timeout_s_; }
@@ -64,7 +84,17 @@ class Engine {
   Connection &conn(int peer) { return *conns[peer]; }
 
  private:
+  template <typename Ready>
+  bool brief_wait(Ready ready);  // arrive()'s wait, until ready(p) for every peer
+  void board_post(const OpSig &sig, const void *mine, size_t bytes);
+
+  static constexpr int64_t kSliceNs = 100 * 1000000LL;  // longest sleep between failure probes
+
   HcclResult check_failures(bool probe, WaitError *err);
+  // board_exchange's parts (board.cc).
+  bool board_ready(int p, uint64_t gen, const OpSig &sig, WaitError *err) const;
+  // Whether peer p, which has not posted, never will (a mismatch, or it left).
+  bool board_stuck(int p, uint64_t gen, const OpSig &sig, WaitError *err) const;
   void sleep(uint32_t bell, int64_t until, bool *notice);
   // Deadlock detection while a blocking send to local peer `to` stalls
   // (engine.cc); *seen carries the cycle's words from the last look.
@@ -78,7 +108,14 @@ class Engine {
   std::vector<Connection *> active_;
   std::vector<pollfd> fds_;
   std::atomic<int> interrupted_{0};
-  uint64_t irq_ = 0;  // hostrt::interrupts() when the running batch started
+  uint64_t irq_ = 0;
+  uint64_t board_gen_ = 0;  // board exchanges posted
+  // arrive_on_board's part, posted ahead of its exchange.
+  struct {
+    bool pending = false;
+    const void *mine;
+    size_t bytes;
+  } ahead_;  // hostrt::interrupts() when the running batch started
   std::mutex interrupt_mu_;
   std::string interrupt_why_;
 };

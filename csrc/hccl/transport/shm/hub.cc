@@ -72,9 +72,11 @@ uint64_t process_start_time(int pid) {
 Hub::Hub(const Options &opt, const std::string &name)
     : rank_(opt.rank),
       nranks_(opt.nranks),
-      layout_(opt.nranks, static_cast<int>(opt.local.size()), opt.slot_bytes, opt.slots),
+      layout_(opt.nranks, static_cast<int>(opt.local.size()), opt.slot_bytes, opt.slots,
+              opt.board_bytes),
       name_(name),
       local_index_(opt.nranks, -1),
+      local_(opt.local),
       peers_(opt.nranks) {
   for (size_t i = 0; i < opt.local.size(); ++i) local_index_[opt.local[i]] = static_cast<int>(i);
   local_count_ = opt.local.size();
@@ -91,6 +93,7 @@ std::unique_ptr<Hub> Hub::create(const Options &opt, const std::string &name, st
   c->slot_bytes = opt.slot_bytes;
   c->slots = opt.slots;
   c->nlocal = static_cast<uint32_t>(opt.local.size());
+  c->board_bytes = opt.board_bytes;
   h->wake_fd_ = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   socklen_t len;
   sockaddr_un a = wake_addr(name, &len);
@@ -112,7 +115,7 @@ bool Hub::connect(const std::vector<PeerDesc> &peers, std::string *why) {
     const Control *c = ctl(r);
     if (c->magic != kMagic || c->rank != static_cast<uint32_t>(r) ||
         c->nranks != static_cast<uint32_t>(nranks_) || c->slot_bytes != layout_.slot_bytes ||
-        c->slots != layout_.slots) {
+        c->slots != layout_.slots || c->board_bytes != layout_.board_bytes) {
       *why = "shared-memory segment of rank " + std::to_string(r) + " (" + peers[r].segment +
              ") has an unexpected layout";
       return false;
@@ -152,6 +155,40 @@ void Hub::ring(int r) {
     char b = 1;
     sendto(wake_fd_, &b, 1, MSG_DONTWAIT | MSG_NOSIGNAL, reinterpret_cast<sockaddr *>(&a), len);
   }
+}
+
+void Hub::announce(const OpSig &sig) {
+  // Once per collective: a rewrite would take the line back from peers reading it.
+  if (sig.seq == announced_) return;
+  announced_ = sig.seq;
+  Announce *a = announcement(rank_);
+  uint64_t w[4];
+  std::memcpy(w, &sig, sizeof(w));
+  // A reader that sees these words sees the earlier `arrived` too (announced()).
+  std::atomic_thread_fence(std::memory_order_release);
+  for (int i = 0; i < 4; ++i) a->words[sig.seq & 1][i].store(w[i], std::memory_order_relaxed);
+  a->arrived.store(sig.seq, std::memory_order_release);
+}
+
+bool Hub::announced(int r, uint64_t seq, uint64_t *at, OpSig *sig) const {
+  const Announce *a = announcement(r);
+  *at = arrived(r);
+  if (*at != seq) return false;
+  uint64_t w[4];
+  for (int i = 0; i < 4; ++i) w[i] = a->words[seq & 1][i].load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  // Still `seq`: the owner had not started on seq + 2, which rewrites these words.
+  if (arrived(r) != seq) return false;
+  std::memcpy(sig, w, sizeof(w));
+  return true;
+}
+
+bool Hub::fifo_pending(int r, OpSig *sig) const {
+  const uint32_t taken = tail(rank_, r)->value.load(std::memory_order_relaxed);
+  if (head(r, rank_)->value.load(std::memory_order_acquire) == taken) return false;
+  const char *slot = fifo(r, rank_) + static_cast<size_t>((taken + 1) % layout_.slots) * layout_.slot_bytes;
+  *sig = reinterpret_cast<const SlotHeader *>(slot)->msg.sig;
+  return true;
 }
 
 void Hub::drain_wake() {

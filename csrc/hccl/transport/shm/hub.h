@@ -34,6 +34,7 @@ class Hub {
     std::vector<int> local;  // global ranks on this host, ascending (includes rank)
     size_t slot_bytes = 0;
     uint32_t slots = 0;
+    size_t board_bytes = 0;
   };
 
   // Step 1: creates and maps this rank's segment named `name`.
@@ -78,9 +79,24 @@ class Hub {
   // Whether local peer r destroyed its communicator.
   bool peer_left(int r) const { return ctl(r)->left.load(std::memory_order_acquire) != 0; }
 
-  // Arrival (Engine::announce): the collective local rank r runs now, or is about to.
-  void announce(uint64_t seq) { ctl(rank_)->arrived.store(seq, std::memory_order_release); }
-  uint64_t arrived(int r) const { return ctl(r)->arrived.load(std::memory_order_acquire); }
+  // Arrival (Engine::announce): the collective local rank r runs now, or is
+  // about to, and its signature.
+  void announce(const OpSig &sig);
+  uint64_t arrived(int r) const { return announcement(r)->arrived.load(std::memory_order_acquire); }
+  // What local peer r announced last: its number (*at), and *sig when that
+  // is `seq` (true then; a signature being rewritten is never returned).
+  bool announced(int r, uint64_t seq, uint64_t *at, OpSig *sig) const;
+  // Whether local peer r has a message in its FIFO toward this rank that no
+  // receive took yet; *sig gets its signature.
+  bool fifo_pending(int r, OpSig *sig) const;
+
+  // Boards (layout.h): board `b` (0 or 1) of local rank r, and its payload.
+  BoardHeader *board(int r, int b) const {
+    return reinterpret_cast<BoardHeader *>(seg(r) + layout_.board_off + b * layout_.board_stride);
+  }
+  char *board_data(int r, int b) const { return reinterpret_cast<char *>(board(r, b) + 1); }
+  // Local peers in rank order (this rank included).
+  const std::vector<int> &local_ranks() const { return local_; }
   // Deadlock detection of blocking sends (Engine::run): publishes that this
   // rank runs a stalled send-only operation toward local peer `to` (a new
   // generation each call), or (to < 0) that it no longer does.
@@ -112,6 +128,7 @@ class Hub {
 
   Hub(const Options &opt, const std::string &name);
   char *seg(int r) const { return static_cast<char *>(peers_[r].map.base); }
+  Announce *announcement(int r) const { return reinterpret_cast<Announce *>(seg(r) + layout_.announce_off); }
   bool peer_dead(int r, WaitError *err);
 
   int rank_;
@@ -120,11 +137,13 @@ class Hub {
   std::string name_;
   bool unlinked_ = false;
   std::vector<int> local_index_;  // by global rank; -1 when not on this host
+  std::vector<int> local_;
   size_t local_count_ = 0;
   std::vector<Peer> peers_;       // by global rank; mapped for local ranks only
   int wake_fd_ = -1;
   uint32_t send_wait_gen_ = 0;
   std::mutex mem_mu_;
+  uint64_t announced_ = 0;  // the last collective this rank announced
 };
 
 // /proc/<pid>/stat starttime of a process (0 when unknown).

@@ -1,8 +1,10 @@
 // Layout of one rank's shared-memory segment (shm transport).
 //
 //   ShmControl        identity, doorbell, failure flag, arrival, send wait
+//   Announce          the signature of the collective this rank runs now
 //   SyncLine head[n]  slots this rank has published in its FIFO toward rank q
 //   SyncLine tail[n]  slots this rank has consumed from rank q's FIFO toward it
+//   Board[2]          small collectives: BoardHeader + board_bytes, alternating
 //   (page aligned)    one FIFO per local peer (by local index): `slots` slots
 //                     of slot_bytes, each a SlotHeader then payload
 //
@@ -20,7 +22,7 @@
 namespace hccl {
 namespace shm {
 
-constexpr uint64_t kMagic = 0x344d48534c434348ull;  // "HCCLSHM4"
+constexpr uint64_t kMagic = 0x354d48534c434348ull;  // "HCCLSHM5"
 
 struct alignas(64) SyncLine {
   std::atomic<uint32_t> value;
@@ -35,12 +37,12 @@ struct alignas(64) Control {
   uint64_t slot_bytes;
   uint32_t slots;
   uint32_t nlocal;
+  uint64_t board_bytes;
   SyncLine doorbell;                  // bumped by peers whenever they move data toward us
   std::atomic<uint32_t> poll_sleeper;  // nonzero while this rank sleeps in poll(): wake by datagram
   uint64_t failed_seq;                 // the collective it failed in, written before `failed`
   std::atomic<uint32_t> failed;        // HcclResult once this rank gave up, else 0
   std::atomic<uint32_t> left;          // 1 once this rank destroyed the communicator
-  std::atomic<uint64_t> arrived;       // the collective this rank runs now or next, at once
   // Nonzero while this rank runs a stalled send-only HcclSend to one local
   // peer: (generation << 32) | (peer + 1), a new generation per operation.
   // Peers follow these to find a cycle of blocking sends (a deadlock).
@@ -48,6 +50,26 @@ struct alignas(64) Control {
   char reason[984];                    // why (NUL-terminated), written before `failed`
 };
 static_assert(sizeof(Control) == 1152, "control block layout");
+
+// The collective a rank runs now or next, at once, and its signature, one
+// per parity of its number: a peer reading collective k's while the owner
+// writes k + 1's cannot see a torn one (hub.h, Hub::announced). Apart from
+// Control, whose failure flags peers read after every collective.
+struct alignas(64) Announce {
+  std::atomic<uint64_t> arrived;
+  std::atomic<uint64_t> words[2][4];  // OpSig as four words
+};
+static_assert(sizeof(Announce) == 128, "announcement layout");
+
+// A board: a rank pins its part of a small collective here and every local
+// peer reads it in place (transport/board.cc). `gen` is written last. The
+// part follows at once, so a small one shares the header's cache line.
+struct BoardHeader {
+  std::atomic<uint64_t> gen;  // the exchange number this board holds
+  uint64_t bytes;
+  OpSig sig;
+};
+static_assert(sizeof(BoardHeader) == 48, "board header layout");
 
 // In front of every slot's payload.
 struct alignas(64) SlotHeader {
@@ -64,15 +86,19 @@ inline bool reached(uint32_t value, uint32_t target) {
 }
 
 struct Layout {
-  size_t head_off, tail_off, fifo_off, fifo_bytes, total;
-  size_t slot_bytes;
+  size_t announce_off, head_off, tail_off, board_off, board_stride, fifo_off, fifo_bytes, total;
+  size_t slot_bytes, board_bytes;
   uint32_t slots;
 
-  Layout(int nranks, int nlocal, size_t slot, uint32_t nslots) : slot_bytes(slot), slots(nslots) {
+  Layout(int nranks, int nlocal, size_t slot, uint32_t nslots, size_t board)
+      : slot_bytes(slot), board_bytes(board), slots(nslots) {
     const size_t page = 4096;
-    head_off = sizeof(Control);
+    announce_off = sizeof(Control);
+    head_off = announce_off + sizeof(Announce);
     tail_off = head_off + sizeof(SyncLine) * nranks;
-    fifo_off = (tail_off + sizeof(SyncLine) * nranks + page - 1) / page * page;
+    board_off = tail_off + sizeof(SyncLine) * nranks;
+    board_stride = (sizeof(BoardHeader) + board + 63) / 64 * 64;
+    fifo_off = (board_off + 2 * board_stride + page - 1) / page * page;
     fifo_bytes = slot * nslots;
     total = fifo_off + fifo_bytes * (nlocal > 1 ? nlocal : 1);
   }

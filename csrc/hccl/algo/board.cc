@@ -1,0 +1,150 @@
+#include "hccl/algo/board.h"
+
+#include <cstring>
+#include <vector>
+
+#include "hccl/comm/window.h"
+
+namespace hccl {
+namespace {
+
+// Posts `bytes` of `mine` and waits for every peer's part; views[r]/sizes[r]
+// by rank. Each peer must have posted `want` bytes (want < 0: any).
+HcclResult post_and_read(Ctx &x, const void *mine, size_t bytes, std::vector<const char *> *views,
+                         std::vector<size_t> *sizes) {
+  x.algo = "board";
+  views->assign(x.n, nullptr);
+  sizes->assign(x.n, 0);
+  HcclResult rc = x.eng.board_exchange(x.sig, mine, bytes, views->data(), sizes->data(), &x.err);
+  return rc == HCCL_SUCCESS ? rc : x.failed(rc);
+}
+
+// A peer posted another size under the same signature: never expected.
+HcclResult garbled(Ctx &x, int peer) {
+  return x.fail(HCCL_E_INTERNAL, "garbled board of rank " + std::to_string(peer) + " (size)");
+}
+
+}  // namespace
+
+bool board_fits(const Comm &comm, Coll c, size_t bytes) {
+  const size_t fit = comm.engine->board_bytes();
+  return fit > 0 && bytes <= fit && comm.tuning.forced_for(c, false) == Algo::kAuto;
+}
+
+bool board_part(const Comm &comm, const OpDesc &op, const void **part, size_t *bytes) {
+  // With symmetric windows the first exchange may be window_open()'s.
+  if (comm.engine->board_bytes() == 0 || (op.windows && op.windows->any_direct())) return false;
+  const size_t b = op.count * dtype_size(op.dtype);
+  Coll c;
+  *part = op.send;
+  *bytes = b;
+  switch (op.kind) {
+    case OpKind::kAllReduce: c = Coll::kAllReduce; break;
+    case OpKind::kReduce: c = Coll::kReduce; break;
+    case OpKind::kAllGather: c = Coll::kAllGather; break;
+    case OpKind::kReduceScatter:
+      c = Coll::kReduceScatter;
+      *bytes = b * comm.nranks;
+      break;
+    case OpKind::kAlltoAll:  // count 0: pairwise, with empty messages
+      if (b == 0) return false;
+      c = Coll::kAlltoAll;
+      *bytes = b * comm.nranks;
+      break;
+    case OpKind::kBroadcast:
+      c = Coll::kBroadcast;
+      *part = op.recv;
+      if (op.root != comm.rank) *bytes = 0;
+      break;
+    case OpKind::kBarrier: c = Coll::kCount; break;
+    default: return false;
+  }
+  if (b == 0 || c == Coll::kCount) {  // compare_signatures(): an exchange of nothing
+    *part = nullptr;
+    *bytes = 0;
+    return true;
+  }
+  return board_fits(comm, c, op.kind == OpKind::kBroadcast ? b : *bytes);
+}
+
+HcclResult board_reduce(Ctx &x, const char *in, char *out, size_t count, int root) {
+  const size_t bytes = count * x.es;
+  std::vector<const char *> v;
+  std::vector<size_t> sz;
+  HcclResult rc = post_and_read(x, in, bytes, &v, &sz);
+  if (rc != HCCL_SUCCESS || (root >= 0 && root != x.me)) return rc;
+  for (int p = 0; p < x.n; ++p)
+    if (sz[p] != bytes) return garbled(x, p);
+  reduce(x.op.dtype, x.op.op, out, reinterpret_cast<const void *const *>(v.data()), x.n, count);
+  return HCCL_SUCCESS;
+}
+
+HcclResult board_broadcast(Ctx &x, char *buf, size_t bytes, int root) {
+  std::vector<const char *> v;
+  std::vector<size_t> sz;
+  const bool is_root = x.me == root;
+  HcclResult rc = post_and_read(x, buf, is_root ? bytes : 0, &v, &sz);
+  if (rc != HCCL_SUCCESS || is_root) return rc;
+  if (sz[root] != bytes) return garbled(x, root);
+  std::memcpy(buf, v[root], bytes);
+  return HCCL_SUCCESS;
+}
+
+HcclResult board_all_gather(Ctx &x, const char *in, char *out, size_t bytes) {
+  std::vector<const char *> v;
+  std::vector<size_t> sz;
+  HcclResult rc = post_and_read(x, in, bytes, &v, &sz);
+  if (rc != HCCL_SUCCESS) return rc;
+  for (int p = 0; p < x.n; ++p) {
+    if (sz[p] != bytes) return garbled(x, p);
+    if (out + p * bytes != v[p]) std::memmove(out + p * bytes, v[p], bytes);
+  }
+  return HCCL_SUCCESS;
+}
+
+HcclResult board_reduce_scatter(Ctx &x, const char *in, char *out, size_t count) {
+  const size_t bytes = count * x.es;
+  std::vector<const char *> v;
+  std::vector<size_t> sz;
+  HcclResult rc = post_and_read(x, in, bytes * x.n, &v, &sz);
+  if (rc != HCCL_SUCCESS) return rc;
+  for (int p = 0; p < x.n; ++p) {
+    if (sz[p] != bytes * x.n) return garbled(x, p);
+    v[p] += x.me * bytes;  // this rank's block of everyone's input
+  }
+  reduce(x.op.dtype, x.op.op, out, reinterpret_cast<const void *const *>(v.data()), x.n, count);
+  return HCCL_SUCCESS;
+}
+
+HcclResult board_all_to_all(Ctx &x, const char *in, char *out, size_t block) {
+  std::vector<const char *> v;
+  std::vector<size_t> sz;
+  HcclResult rc = post_and_read(x, in, block * x.n, &v, &sz);
+  if (rc != HCCL_SUCCESS) return rc;
+  for (int p = 0; p < x.n; ++p) {
+    if (sz[p] != block * x.n) return garbled(x, p);
+    if (p != x.me || in != out) std::memcpy(out + p * block, v[p] + x.me * block, block);
+  }
+  return HCCL_SUCCESS;
+}
+
+bool board_gather(Ctx &x, const void *mine, size_t bytes, void *out, HcclResult *rc) {
+  if (bytes > x.eng.board_bytes() || x.eng.board_bytes() == 0) return false;
+  const char *algo = x.algo;  // the caller's algorithm, not "board"
+  std::vector<const char *> v;
+  std::vector<size_t> sz;
+  *rc = post_and_read(x, mine, bytes, &v, &sz);
+  x.algo = algo;
+  if (*rc != HCCL_SUCCESS) return true;
+  char *o = static_cast<char *>(out);
+  for (int p = 0; p < x.n && bytes > 0; ++p) {
+    if (sz[p] != bytes) {
+      *rc = garbled(x, p);
+      return true;
+    }
+    if (o + p * bytes != v[p]) std::memcpy(o + p * bytes, v[p], bytes);
+  }
+  return true;
+}
+
+}  // namespace hccl
