@@ -110,7 +110,9 @@ bool Stream::claim_idle() {
 }
 
 void Stream::run_claimed(Task task) {
-  std::unique_lock<std::mutex> lk(mu_);
+  // Not locked: claim_idle() found no error that would skip the task, and none
+  // comes while the claim stands (no other task runs).
+  std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
   Item item{std::move(task), false, nullptr};
   run_item(lk, item);
 }
@@ -128,8 +130,11 @@ void Stream::hand_over(Task task) {
 }
 
 void Stream::run_item(std::unique_lock<std::mutex> &lk, Item &item) {
-  bool skip = !item.always_run && failure_mode == 1 && first_error_ != ACL_SUCCESS;
-  lk.unlock();
+  bool skip = false;
+  if (lk.owns_lock()) {
+    skip = !item.always_run && failure_mode == 1 && first_error_ != ACL_SUCCESS;
+    lk.unlock();
+  }
 
   Stream *outer = t_worker;  // a synchronizer runs the task as the stream's worker would
   t_worker = this;

@@ -93,7 +93,8 @@ struct Stream {
   void run();
   // Runs the front task (lk held on entry and on return; released meanwhile).
   void run_front(std::unique_lock<std::mutex> &lk);
-  void run_item(std::unique_lock<std::mutex> &lk, Item &item);  // running_ set; same locking
+  // running_ set; lk held on return (on entry too, except for a claimed run).
+  void run_item(std::unique_lock<std::mutex> &lk, Item &item);
   void trace_task(const char *api, uint64_t bytes, int64_t start_ns, bool ok) const;
 
   std::mutex mu_;

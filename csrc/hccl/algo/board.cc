@@ -1,21 +1,21 @@
 #include "hccl/algo/board.h"
 
 #include <cstring>
-#include <vector>
 
 #include "hccl/comm/window.h"
 
 namespace hccl {
 namespace {
 
-// Posts `bytes` of `mine` and waits for every peer's part; views[r]/sizes[r]
-// by rank. Each peer must have posted `want` bytes (want < 0: any).
-HcclResult post_and_read(Ctx &x, const void *mine, size_t bytes, std::vector<const char *> *views,
-                         std::vector<size_t> *sizes) {
+// Posts `bytes` of `mine` and waits for every peer's part: *views/*sizes by
+// rank (the engine's, until the next exchange); a peer's size is checked by
+// the caller.
+HcclResult post_and_read(Ctx &x, const void *mine, size_t bytes, const char ***views,
+                         const size_t **sizes) {
   x.algo = "board";
-  views->assign(x.n, nullptr);
-  sizes->assign(x.n, 0);
-  HcclResult rc = x.eng.board_exchange(x.sig, mine, bytes, views->data(), sizes->data(), &x.err);
+  HcclResult rc = x.eng.board_exchange(x.sig, mine, bytes, &x.err);
+  *views = x.eng.board_views();
+  *sizes = x.eng.board_sizes();
   return rc == HCCL_SUCCESS ? rc : x.failed(rc);
 }
 
@@ -69,19 +69,19 @@ bool board_part(const Comm &comm, const OpDesc &op, const void **part, size_t *b
 
 HcclResult board_reduce(Ctx &x, const char *in, char *out, size_t count, int root) {
   const size_t bytes = count * x.es;
-  std::vector<const char *> v;
-  std::vector<size_t> sz;
+  const char **v;
+  const size_t *sz;
   HcclResult rc = post_and_read(x, in, bytes, &v, &sz);
   if (rc != HCCL_SUCCESS || (root >= 0 && root != x.me)) return rc;
   for (int p = 0; p < x.n; ++p)
     if (sz[p] != bytes) return garbled(x, p);
-  reduce(x.op.dtype, x.op.op, out, reinterpret_cast<const void *const *>(v.data()), x.n, count);
+  reduce(x.op.dtype, x.op.op, out, reinterpret_cast<const void *const *>(v), x.n, count);
   return HCCL_SUCCESS;
 }
 
 HcclResult board_broadcast(Ctx &x, char *buf, size_t bytes, int root) {
-  std::vector<const char *> v;
-  std::vector<size_t> sz;
+  const char **v;
+  const size_t *sz;
   const bool is_root = x.me == root;
   HcclResult rc = post_and_read(x, buf, is_root ? bytes : 0, &v, &sz);
   if (rc != HCCL_SUCCESS || is_root) return rc;
@@ -91,8 +91,8 @@ HcclResult board_broadcast(Ctx &x, char *buf, size_t bytes, int root) {
 }
 
 HcclResult board_all_gather(Ctx &x, const char *in, char *out, size_t bytes) {
-  std::vector<const char *> v;
-  std::vector<size_t> sz;
+  const char **v;
+  const size_t *sz;
   HcclResult rc = post_and_read(x, in, bytes, &v, &sz);
   if (rc != HCCL_SUCCESS) return rc;
   for (int p = 0; p < x.n; ++p) {
@@ -104,21 +104,21 @@ HcclResult board_all_gather(Ctx &x, const char *in, char *out, size_t bytes) {
 
 HcclResult board_reduce_scatter(Ctx &x, const char *in, char *out, size_t count) {
   const size_t bytes = count * x.es;
-  std::vector<const char *> v;
-  std::vector<size_t> sz;
+  const char **v;
+  const size_t *sz;
   HcclResult rc = post_and_read(x, in, bytes * x.n, &v, &sz);
   if (rc != HCCL_SUCCESS) return rc;
   for (int p = 0; p < x.n; ++p) {
     if (sz[p] != bytes * x.n) return garbled(x, p);
     v[p] += x.me * bytes;  // this rank's block of everyone's input
   }
-  reduce(x.op.dtype, x.op.op, out, reinterpret_cast<const void *const *>(v.data()), x.n, count);
+  reduce(x.op.dtype, x.op.op, out, reinterpret_cast<const void *const *>(v), x.n, count);
   return HCCL_SUCCESS;
 }
 
 HcclResult board_all_to_all(Ctx &x, const char *in, char *out, size_t block) {
-  std::vector<const char *> v;
-  std::vector<size_t> sz;
+  const char **v;
+  const size_t *sz;
   HcclResult rc = post_and_read(x, in, block * x.n, &v, &sz);
   if (rc != HCCL_SUCCESS) return rc;
   for (int p = 0; p < x.n; ++p) {
@@ -131,8 +131,8 @@ HcclResult board_all_to_all(Ctx &x, const char *in, char *out, size_t block) {
 bool board_gather(Ctx &x, const void *mine, size_t bytes, void *out, HcclResult *rc) {
   if (bytes > x.eng.board_bytes() || x.eng.board_bytes() == 0) return false;
   const char *algo = x.algo;  // the caller's algorithm, not "board"
-  std::vector<const char *> v;
-  std::vector<size_t> sz;
+  const char **v;
+  const size_t *sz;
   *rc = post_and_read(x, mine, bytes, &v, &sz);
   x.algo = algo;
   if (*rc != HCCL_SUCCESS) return true;

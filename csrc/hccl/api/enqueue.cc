@@ -77,19 +77,17 @@ HcclResult wait_if_blocking(Comm &comm, hostrt::Stream *s, const char *api) {
 
 HcclResult enqueue_op(const std::shared_ptr<Comm> &comm, aclrtStream stream, OpDesc op) {
   op.pins = take_pins();
-  {
-    // The symmetric windows registered by now (comm/window.h) go with the op.
-    std::lock_guard<std::mutex> lock(comm->mu);
-    op.windows = comm->windows;
-  }
   std::shared_ptr<hostrt::Stream> s;
   HcclResult r = resolve(*comm, stream, op.api, &s);
   if (r != HCCL_SUCCESS) return r;
-  std::string why;
-  HcclResult failed = comm->error(&why);
-  if (failed != HCCL_SUCCESS) {
-    hostrt::set_error("%s: the communicator failed earlier: %s", op.api, why.c_str());
-    return failed;
+  {
+    // The symmetric windows registered by now (comm/window.h) go with the op.
+    std::lock_guard<std::mutex> lock(comm->mu);
+    if (comm->async_error != HCCL_SUCCESS) {
+      hostrt::set_error("%s: the communicator failed earlier: %s", op.api, comm->async_msg.c_str());
+      return comm->async_error;
+    }
+    op.windows = comm->windows;
   }
   if (g_group.depth > 0) {
     g_group.ops.push_back(Pending{comm, stream, nullptr, std::move(op)});

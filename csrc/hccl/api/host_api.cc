@@ -77,7 +77,11 @@ HcclResult PyhcclCommGetFlightRecord(HcclComm comm, PyhcclOpRecord *records, uin
   HCCL_TRY(hccl::check_comm(comm, api, &c));
   HCCL_TRY(hccl::check_ptr(count, api, "count"));
   if (capacity > 0) HCCL_TRY(hccl::check_ptr(records, api, "records"));
-  std::vector<hccl::OpRecord> all = c->flight.snapshot();
+  std::vector<hccl::OpRecord> all;
+  {
+    std::lock_guard<std::mutex> lock(c->mu);
+    all = c->flight.snapshot();
+  }
   size_t first = all.size() > capacity ? all.size() - capacity : 0;  // the newest fit
   *count = static_cast<uint32_t>(all.size() - first);
   for (size_t i = first; i < all.size(); ++i) {

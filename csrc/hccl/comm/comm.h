@@ -46,7 +46,7 @@ class Comm {
   bool single_copy_ok = false;  // every rank can map its local peers' device memory
   std::atomic<uint64_t> op_seq{0};  // collectives started so far
   std::atomic<uint64_t> running_seq{0};  // the collective running now (0: none)
-  FlightRecorder flight{64};        // the last operations, for post-mortems
+  FlightRecorder flight{64};        // the last operations, for post-mortems (under mu)
 
   // Scratch memory of the running operation (operations of a communicator
   // run one at a time): kept between operations, so that large temporary
@@ -97,8 +97,8 @@ HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api);
 // ---- execution (exec.cc) ----
 // Enqueues op on stream (already resolved and checked). E_* + message on failure.
 HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream, OpDesc op);
-// Records the operation that just ran (its flight record ended) in the trace;
-// call only when hostrt::trace_on() (trace_op.cc).
-void trace_op(Comm &c, const OpDesc &op, uint64_t ticket);
+// Records the operation that just ran (`r`: its ended flight record) in the
+// trace; call only when hostrt::trace_on() (trace_op.cc).
+void trace_op(const Comm &c, const OpDesc &op, const OpRecord &r);
 
 }  // namespace hccl

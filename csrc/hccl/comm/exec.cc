@@ -34,10 +34,12 @@ aclError to_acl(HcclResult r) {
 enum class Turn { kMine, kFailed, kTimedOut };
 
 // Waits until it is this ticket's turn, or the communicator failed (then the
-// op gives its turn up at once); also snapshots the comm's state. kTimedOut
-// if that takes longer than the exec timeout (an earlier op of this comm is
-// stuck on another stream).
-Turn wait_turn(Comm &c, uint64_t ticket, bool *destroyed, HcclResult *prior, std::string *why) {
+// op gives its turn up at once); also snapshots the comm's state, and marks
+// the op started in the flight record when it will run. kTimedOut if that
+// takes longer than the exec timeout (an earlier op of this comm is stuck on
+// another stream).
+Turn wait_turn(Comm &c, const OpDesc &op, uint64_t ticket, bool *destroyed, HcclResult *prior,
+               std::string *why) {
   std::unique_lock<std::mutex> lock(c.mu);
   Turn t = Turn::kMine;
   if (c.turn != ticket) {
@@ -51,11 +53,19 @@ Turn wait_turn(Comm &c, uint64_t ticket, bool *destroyed, HcclResult *prior, std
   *destroyed = c.destroyed;
   *prior = c.async_error;
   if (*prior != HCCL_SUCCESS) *why = c.async_msg;
+  // The number Ctx gives it next (only the turn's holder counts collectives).
+  if (t == Turn::kMine && !*destroyed && *prior == HCCL_SUCCESS)
+    c.flight.started(ticket, op.kind == OpKind::kSendRecv ? 0 : c.op_seq.load() + 1);
   return t;
 }
 
-void finish(Comm &c, uint64_t ticket, bool had_turn) {
+// Ends the op's flight record (a copy goes to *rec when asked) and hands the
+// turn on.
+void finish(Comm &c, uint64_t ticket, bool had_turn, bool ok = false, const char *algo = "",
+            OpRecord *rec = nullptr) {
   std::lock_guard<std::mutex> lock(c.mu);
+  c.flight.ended(ticket, ok, algo);
+  if (rec != nullptr && !c.flight.get(ticket, rec)) rec->start_ns = 0;
   if (had_turn) {
     ++c.turn;
     for (;;) {
@@ -75,13 +85,13 @@ void finish(Comm &c, uint64_t ticket, bool had_turn) {
 // for a collective that never comes.
 struct TicketGuard {
   std::shared_ptr<Comm> comm;
-  std::shared_ptr<const OpDesc> op;
+  OpDesc op;
   uint64_t ticket = 0;
   bool ran = false;
 
   ~TicketGuard() {
     if (ran || !comm) return;
-    std::string msg = std::string(op->api) +
+    std::string msg = std::string(op.api) +
                       ": skipped because an earlier task on its stream failed";
     comm->fail(HCCL_E_INTERNAL, msg);
     bool my_turn;
@@ -98,65 +108,70 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
   bool destroyed = false;
   HcclResult prior = HCCL_SUCCESS;
   std::string earlier;
-  Turn turn = wait_turn(c, ticket, &destroyed, &prior, &earlier);
+  Turn turn = wait_turn(c, op, ticket, &destroyed, &prior, &earlier);
   if (turn == Turn::kTimedOut) {
     std::string msg = std::string(op.api) + ": timed out after " +
                       std::to_string(c.settings.exec_timeout_s) +
                       " s waiting for an earlier operation of the communicator (on another stream)";
     c.fail(HCCL_E_TIMEOUT, msg);
     hostrt::set_error("%s", msg.c_str());
-    c.flight.ended(ticket, false, "");
     finish(c, ticket, false);
     return ACL_ERROR_RT_WAIT_TIMEOUT;
   }
   if (turn == Turn::kFailed) {
     hostrt::set_error("%s: the communicator failed earlier: %s", op.api, earlier.c_str());
     record_op_error(OpError{prior, op.api, 0, -1, hostrt::last_error()});
-    c.flight.ended(ticket, false, "");
     finish(c, ticket, false);
     return to_acl(prior);
   }
-  aclError ret = ACL_SUCCESS;
   if (destroyed) {
     hostrt::set_error("%s: the communicator was destroyed before this operation ran", op.api);
-    ret = ACL_ERROR_RT_INVALID_HANDLE;
-    c.flight.ended(ticket, false, "");
-  } else if (prior != HCCL_SUCCESS) {
-    hostrt::set_error("%s: the communicator failed earlier: %s", op.api, earlier.c_str());
-    ret = to_acl(prior);
-    record_op_error(OpError{prior, op.api, 0, -1, hostrt::last_error()});
-    c.flight.ended(ticket, false, "");
-  } else {
-    Ctx x(c, op);
-    if (x.sig.seq != 0) c.engine->announce(x.sig);  // peers may run it inline now
-    c.flight.started(ticket, x.sig.seq);
-    c.running_seq = x.sig.seq;
-    const int64_t t0 = PYHCCL_LOG_ON(common::kDebug) ? common::now_ns() : 0;
-    HcclResult r = run_op_algorithm(x);
-    // No rank succeeds where another failed: a peer that reported a failure
-    // in this collective (it may have timed out while this rank was late)
-    // fails it here too.
-    if (r == HCCL_SUCCESS && x.sig.seq != 0) r = c.engine->settle(x.sig.seq, &x.err);
-    c.running_seq = 0;
-    c.flight.ended(ticket, r == HCCL_SUCCESS, x.algo);
-    if (hostrt::trace_on()) trace_op(c, op, ticket);
-    PYHCCL_LOG(common::kDebug, "HCCL", "%s rank %u: #%llu %s count %llu %s stream %llu via %s: %s, %.1f us",
-               c.name.c_str(), c.rank, static_cast<unsigned long long>(x.sig.seq), op.api,
-               static_cast<unsigned long long>(op.count), dtype_name(op.dtype),
-               static_cast<unsigned long long>(hostrt::current_stream_id()), x.algo,
-               r == HCCL_SUCCESS ? "ok" : "FAILED", (common::now_ns() - t0) / 1e3);
-    if (r != HCCL_SUCCESS) {
-      std::string msg = std::string(op.api) + ": " + x.err.what;
-      c.fail(r, msg, x.sig.seq);
-      hostrt::set_error("%s", msg.c_str());
-      ret = to_acl(r);
-      record_op_error(OpError{r, op.api, x.sig.seq, x.err.peer, msg});
-      PYHCCL_LOG(common::kError, "HCCL", "%s rank %u: %s\nflight record (oldest first):%s",
-                 c.name.c_str(), c.rank, msg.c_str(), c.flight.dump().c_str());
-    }
+    finish(c, ticket, true);
+    return ACL_ERROR_RT_INVALID_HANDLE;
   }
-  finish(c, ticket, true);
-  return ret;
+  if (prior != HCCL_SUCCESS) {
+    hostrt::set_error("%s: the communicator failed earlier: %s", op.api, earlier.c_str());
+    record_op_error(OpError{prior, op.api, 0, -1, hostrt::last_error()});
+    finish(c, ticket, true);
+    return to_acl(prior);
+  }
+  Ctx x(c, op);
+  if (x.sig.seq != 0) c.engine->announce(x.sig);  // peers may run it inline now
+  c.running_seq = x.sig.seq;
+  const int64_t t0 = PYHCCL_LOG_ON(common::kDebug) ? common::now_ns() : 0;
+  HcclResult r = run_op_algorithm(x);
+  // No rank succeeds where another failed: a peer that reported a failure
+  // in this collective (it may have timed out while this rank was late)
+  // fails it here too.
+  if (r == HCCL_SUCCESS && x.sig.seq != 0) r = c.engine->settle(x.sig.seq, &x.err);
+  c.running_seq = 0;
+  PYHCCL_LOG(common::kDebug, "HCCL", "%s rank %u: #%llu %s count %llu %s stream %llu via %s: %s, %.1f us",
+             c.name.c_str(), c.rank, static_cast<unsigned long long>(x.sig.seq), op.api,
+             static_cast<unsigned long long>(op.count), dtype_name(op.dtype),
+             static_cast<unsigned long long>(hostrt::current_stream_id()), x.algo,
+             r == HCCL_SUCCESS ? "ok" : "FAILED", (common::now_ns() - t0) / 1e3);
+  std::string msg;
+  if (r != HCCL_SUCCESS) {  // before the turn moves on: later ops fail fast
+    msg = std::string(op.api) + ": " + x.err.what;
+    c.fail(r, msg, x.sig.seq);
+    hostrt::set_error("%s", msg.c_str());
+    record_op_error(OpError{r, op.api, x.sig.seq, x.err.peer, msg});
+  }
+  OpRecord rec;
+  const bool traced = hostrt::trace_on();
+  finish(c, ticket, true, r == HCCL_SUCCESS, x.algo, traced ? &rec : nullptr);
+  if (traced && rec.start_ns != 0) trace_op(c, op, rec);
+  if (r != HCCL_SUCCESS) {
+    std::vector<OpRecord> records;
+    {
+      std::lock_guard<std::mutex> lock(c.mu);
+      records = c.flight.snapshot();
+    }
+    PYHCCL_LOG(common::kError, "HCCL", "%s rank %u: %s\nflight record (oldest first):%s",
+               c.name.c_str(), c.rank, msg.c_str(), FlightRecorder::dump(records).c_str());
+    return to_acl(r);
+  }
+  return ACL_SUCCESS;
 }
 
 // A small collective may run on the calling thread at once (no hand-off to the
@@ -181,24 +196,24 @@ HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream
   auto guard = std::make_shared<TicketGuard>();
   guard->comm = comm;
   const bool small = may_run_inline(*comm, op);
-  guard->op = std::make_shared<const OpDesc>(std::move(op));
+  guard->op = std::move(op);
   std::unique_lock<std::mutex> lock(comm->mu);
   guard->ticket = comm->next_ticket++;
   ++comm->in_flight;
-  comm->flight.enqueued(guard->ticket, *guard->op);
+  comm->flight.enqueued(guard->ticket, guard->op);
   auto task = [guard]() {
     guard->ran = true;
-    return run_op(*guard->comm, *guard->op, guard->ticket);
+    return run_op(*guard->comm, guard->op, guard->ticket);
   };
   // The claim is taken under comm->mu, so tickets stay in stream order.
   if (small && comm->turn == guard->ticket && comm->async_error == HCCL_SUCCESS &&
       hostrt::claim_stream(stream)) {
     // Nothing of this comm runs now: the op will be collective op_seq + 1.
-    const OpSig sig = op_signature(*guard->op, comm->op_seq.load() + 1);
+    const OpSig sig = op_signature(guard->op, comm->op_seq.load() + 1);
     lock.unlock();
     const void *part;
     size_t part_bytes;
-    const bool arrived = board_part(*comm, *guard->op, &part, &part_bytes)
+    const bool arrived = board_part(*comm, guard->op, &part, &part_bytes)
                              ? comm->engine->arrive_on_board(sig, part, part_bytes)
                              : comm->engine->arrive(sig);
     if (arrived)
@@ -212,7 +227,7 @@ HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream
     guard->ran = true;  // never queued: undone here instead
     --comm->next_ticket;
     --comm->in_flight;
-    hostrt::set_error("%s: could not enqueue on the stream (aclError %d)", guard->op->api, e);
+    hostrt::set_error("%s: could not enqueue on the stream (aclError %d)", guard->op.api, e);
     return HCCL_E_RUNTIME;
   }
   return HCCL_SUCCESS;

@@ -9,13 +9,12 @@ namespace hccl {
 
 FlightRecorder::FlightRecorder(size_t capacity) : ring_(capacity > 0 ? capacity : 1) {}
 
-OpRecord *FlightRecorder::find(uint64_t ticket) {
-  OpRecord &r = ring_[ticket % ring_.size()];
+const OpRecord *FlightRecorder::find(uint64_t ticket) const {
+  const OpRecord &r = ring_[ticket % ring_.size()];
   return r.ticket == ticket && next_ > ticket ? &r : nullptr;
 }
 
 void FlightRecorder::enqueued(uint64_t ticket, const OpDesc &op) {
-  std::lock_guard<std::mutex> lock(mu_);
   OpRecord &r = ring_[ticket % ring_.size()];
   r = OpRecord{};
   r.ticket = ticket;
@@ -29,7 +28,6 @@ void FlightRecorder::enqueued(uint64_t ticket, const OpDesc &op) {
 }
 
 void FlightRecorder::started(uint64_t ticket, uint64_t seq) {
-  std::lock_guard<std::mutex> lock(mu_);
   if (OpRecord *r = find(ticket)) {
     r->seq = seq;
     r->state = OpRecord::kRunning;
@@ -38,7 +36,6 @@ void FlightRecorder::started(uint64_t ticket, uint64_t seq) {
 }
 
 void FlightRecorder::ended(uint64_t ticket, bool ok, const char *algo) {
-  std::lock_guard<std::mutex> lock(mu_);
   if (OpRecord *r = find(ticket)) {
     r->state = ok ? OpRecord::kDone : OpRecord::kFailed;
     r->end_ns = common::now_ns();
@@ -46,15 +43,13 @@ void FlightRecorder::ended(uint64_t ticket, bool ok, const char *algo) {
   }
 }
 
-bool FlightRecorder::get(uint64_t ticket, OpRecord *out) {
-  std::lock_guard<std::mutex> lock(mu_);
+bool FlightRecorder::get(uint64_t ticket, OpRecord *out) const {
   const OpRecord *r = find(ticket);
   if (r != nullptr) *out = *r;
   return r != nullptr;
 }
 
-std::vector<OpRecord> FlightRecorder::snapshot() {
-  std::lock_guard<std::mutex> lock(mu_);
+std::vector<OpRecord> FlightRecorder::snapshot() const {
   std::vector<OpRecord> out;
   uint64_t first = next_ > ring_.size() ? next_ - ring_.size() : 0;
   for (uint64_t t = first; t < next_; ++t)
@@ -62,10 +57,10 @@ std::vector<OpRecord> FlightRecorder::snapshot() {
   return out;
 }
 
-std::string FlightRecorder::dump() {
+std::string FlightRecorder::dump(const std::vector<OpRecord> &records) {
   static const char *const kStates[] = {"queued", "running", "done", "FAILED"};
   std::string out;
-  for (const OpRecord &r : snapshot()) {
+  for (const OpRecord &r : records) {
     char line[256];
     double run_us = r.start_ns == 0 ? 0 : ((r.end_ns ? r.end_ns : common::now_ns()) - r.start_ns) / 1e3;
     std::snprintf(line, sizeof(line), "\n  #%llu %s count %llu %s root %d: %s%s%s, %.1f us",

@@ -1,10 +1,11 @@
 // The flight recorder: per communicator, the last operations (enqueued,
 // running, done, failed) with their timings, kept for post-mortems. On a
-// failure every rank logs it; PyhcclCommGetFlightRecord returns it.
+// failure every rank logs it; PyhcclCommGetFlightRecord returns it. Guarded
+// by the communicator's mutex (Comm::mu), which every update already holds:
+// no lock of its own on the path of each operation.
 #pragma once
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -31,15 +32,17 @@ class FlightRecorder {
   void started(uint64_t ticket, uint64_t seq);
   void ended(uint64_t ticket, bool ok, const char *algo);
   // A copy of the record of `ticket` (false once it left the ring).
-  bool get(uint64_t ticket, OpRecord *out);
+  bool get(uint64_t ticket, OpRecord *out) const;
   // Oldest first.
-  std::vector<OpRecord> snapshot();
+  std::vector<OpRecord> snapshot() const;
   // One line per record, for the log.
-  std::string dump();
+  static std::string dump(const std::vector<OpRecord> &records);
 
  private:
-  OpRecord *find(uint64_t ticket);  // under mu_
-  std::mutex mu_;
+  const OpRecord *find(uint64_t ticket) const;
+  OpRecord *find(uint64_t ticket) {
+    return const_cast<OpRecord *>(static_cast<const FlightRecorder *>(this)->find(ticket));
+  }
   std::vector<OpRecord> ring_;
   uint64_t next_ = 0;  // records ever made
 };

@@ -90,8 +90,9 @@ void Engine::board_post(const OpSig &sig, const void *mine, size_t bytes) {
     if (p != rank_ && hub->ctl(p)->doorbell.waiters.load(std::memory_order_relaxed) != 0) hub->ring(p);
 }
 
-HcclResult Engine::board_exchange(const OpSig &sig, const void *mine, size_t bytes,
-                                  const char **views, size_t *sizes, WaitError *err) {
+HcclResult Engine::board_exchange(const OpSig &sig, const void *mine, size_t bytes, WaitError *err) {
+  const char **views = board_views_.data();
+  size_t *sizes = board_sizes_.data();
   if (!ahead_.pending) {
     board_post(sig, mine, bytes);
   } else if (ahead_.mine != mine || ahead_.bytes != bytes) {

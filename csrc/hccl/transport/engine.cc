@@ -28,7 +28,8 @@ int usable_cpus() {
 
 }  // namespace
 
-Engine::Engine(int rank, int nranks) : conns(nranks), rank_(rank), nranks_(nranks) {
+Engine::Engine(int rank, int nranks)
+    : conns(nranks), rank_(rank), nranks_(nranks), board_views_(nranks), board_sizes_(nranks) {
   set_exec_timeout(1836);
   set_spin(1);
 }

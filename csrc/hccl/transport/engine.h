@@ -65,11 +65,13 @@ class Engine {
   }
   // One exchange; every rank makes the same exchanges in the same order.
   // Posts `bytes` of `mine` under `sig`, waits for every peer's part (under
-  // the same signature, else a mismatch) and points views[p] at it, sizes[p]
-  // its bytes (views[rank] = mine). Views stay valid until this rank's next
-  // exchange: a peer rewrites a board only after every rank posted the next.
-  HcclResult board_exchange(const OpSig &sig, const void *mine, size_t bytes, const char **views,
-                            size_t *sizes, WaitError *err);
+  // the same signature, else a mismatch) and points board_views()[p] at it,
+  // board_sizes()[p] its bytes (rank: mine). Views stay valid until this
+  // rank's next exchange: a peer rewrites a board only after every rank
+  // posted the next. The caller may move the views (they are its scratch).
+  HcclResult board_exchange(const OpSig &sig, const void *mine, size_t bytes, WaitError *err);
+  const char **board_views() { return board_views_.data(); }
+  const size_t *board_sizes() const { return board_sizes_.data(); }
   // Arrival for a small collective whose first step is a board exchange: posts
   // that exchange's part ahead (its board_exchange then only waits), then
   // waits briefly, as arrive() does, for every peer's part.
@@ -110,6 +112,8 @@ class Engine {
   std::atomic<int> interrupted_{0};
   uint64_t irq_ = 0;
   uint64_t board_gen_ = 0;  // board exchanges posted
+  std::vector<const char *> board_views_;  // of the last exchange, by rank
+  std::vector<size_t> board_sizes_;
   // arrive_on_board's part, posted ahead of its exchange.
   struct {
     bool pending = false;
