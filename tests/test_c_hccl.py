@@ -126,9 +126,11 @@ def test_suite(exe, tmp_path, nranks, mem):
     {"PYHCCL_ALGO": "reduce:tree,broadcast:tree", "PYHCCL_CHAIN_BYTES": "1"},
     {"PYHCCL_SLOT_BYTES": "4K", "PYHCCL_SLOTS": "2", "PYHCCL_CHUNK_BYTES": "64",
      "PYHCCL_LATENCY_BYTES": "1"},
-], ids=["flat", "hier", "direct", "ring", "old-names", "chain", "small-slots"])
+    {"PYHCCL_BOARD_BYTES": "1M"},
+], ids=["flat", "hier", "direct", "ring", "old-names", "chain", "small-slots", "big-boards"])
 def test_forced_paths(exe, tmp_path, env):
-    """Each algorithm, forced, gives the same exact results (4 ranks, aclrtMalloc memory).
+    """Each algorithm, forced, gives the same exact results (4 ranks, aclrtMalloc memory);
+    so do boards of 1 MiB, which take most of the suite's collectives.
 
     With 64-byte chunks in 2 slots every few bytes wait on a peer: about 5 s on an idle
     2-core machine, 130 s with three busy processes beside it, hence the long limit."""

@@ -52,7 +52,7 @@ typedef struct {
     double enqueueUs;       /* monotonic clock (CLOCK_MONOTONIC), microseconds */
     double startUs;         /* 0 until it starts */
     double endUs;           /* 0 until it ends */
-    char algorithm[16];     /* "flat", "hier", "ring", "direct", "chain", ... ("" before it ran) */
+    char algorithm[16];     /* "board", "flat", "hier", "ring", "direct", "chain", ... ("" before it ran) */
 } PyhcclOpRecord;
 
 /* The last operations of the communicator (up to 64), oldest first: fills

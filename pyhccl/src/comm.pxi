@@ -364,7 +364,7 @@ cdef class Comm:
             op ("HcclAllReduce", ...), count, dtype (DataType), root,
             reduce_op (ReduceOp), state ("queued", "running", "done",
             "failed"), enqueue_us, start_us, end_us (monotonic clock; None
-            until reached) and algorithm ("flat", "hier", "ring", ...).
+            until reached) and algorithm ("board", "flat", "hier", "ring", ...).
 
         Raises:
             ValueError: the communicator is destroyed.

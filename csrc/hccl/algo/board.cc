@@ -7,21 +7,22 @@
 namespace hccl {
 namespace {
 
-// Posts `bytes` of `mine` and waits for every peer's part: *views/*sizes by
-// rank (the engine's, until the next exchange); a peer's size is checked by
-// the caller.
-HcclResult post_and_read(Ctx &x, const void *mine, size_t bytes, const char ***views,
-                         const size_t **sizes) {
-  x.algo = "board";
-  HcclResult rc = x.eng.board_exchange(x.sig, mine, bytes, &x.err);
-  *views = x.eng.board_views();
-  *sizes = x.eng.board_sizes();
-  return rc == HCCL_SUCCESS ? rc : x.failed(rc);
-}
-
 // A peer posted another size under the same signature: never expected.
 HcclResult garbled(Ctx &x, int peer) {
   return x.fail(HCCL_E_INTERNAL, "garbled board of rank " + std::to_string(peer) + " (size)");
+}
+
+// Posts `bytes` of `mine` and waits for every peer's part; *views by rank (the
+// engine's, until the next exchange). With `same_size` every part must be
+// `bytes` long; otherwise the caller checks x.eng.board_sizes().
+HcclResult post_and_read(Ctx &x, const void *mine, size_t bytes, bool same_size, const char ***views) {
+  x.algo = "board";
+  *views = x.eng.board_views();
+  HcclResult rc = x.eng.board_exchange(x.sig, mine, bytes, &x.err);
+  if (rc != HCCL_SUCCESS) return x.failed(rc);
+  for (int p = 0; same_size && p < x.n; ++p)
+    if (x.eng.board_sizes()[p] != bytes) return garbled(x, p);
+  return HCCL_SUCCESS;
 }
 
 }  // namespace
@@ -70,61 +71,47 @@ bool board_part(const Comm &comm, const OpDesc &op, const void **part, size_t *b
 HcclResult board_reduce(Ctx &x, const char *in, char *out, size_t count, int root) {
   const size_t bytes = count * x.es;
   const char **v;
-  const size_t *sz;
-  HcclResult rc = post_and_read(x, in, bytes, &v, &sz);
+  HcclResult rc = post_and_read(x, in, bytes, true, &v);
   if (rc != HCCL_SUCCESS || (root >= 0 && root != x.me)) return rc;
-  for (int p = 0; p < x.n; ++p)
-    if (sz[p] != bytes) return garbled(x, p);
   reduce(x.op.dtype, x.op.op, out, reinterpret_cast<const void *const *>(v), x.n, count);
   return HCCL_SUCCESS;
 }
 
 HcclResult board_broadcast(Ctx &x, char *buf, size_t bytes, int root) {
   const char **v;
-  const size_t *sz;
   const bool is_root = x.me == root;
-  HcclResult rc = post_and_read(x, buf, is_root ? bytes : 0, &v, &sz);
+  HcclResult rc = post_and_read(x, buf, is_root ? bytes : 0, false, &v);
   if (rc != HCCL_SUCCESS || is_root) return rc;
-  if (sz[root] != bytes) return garbled(x, root);
+  if (x.eng.board_sizes()[root] != bytes) return garbled(x, root);
   std::memcpy(buf, v[root], bytes);
   return HCCL_SUCCESS;
 }
 
 HcclResult board_all_gather(Ctx &x, const char *in, char *out, size_t bytes) {
   const char **v;
-  const size_t *sz;
-  HcclResult rc = post_and_read(x, in, bytes, &v, &sz);
+  HcclResult rc = post_and_read(x, in, bytes, true, &v);
   if (rc != HCCL_SUCCESS) return rc;
-  for (int p = 0; p < x.n; ++p) {
-    if (sz[p] != bytes) return garbled(x, p);
+  for (int p = 0; p < x.n; ++p)
     if (out + p * bytes != v[p]) std::memmove(out + p * bytes, v[p], bytes);
-  }
   return HCCL_SUCCESS;
 }
 
 HcclResult board_reduce_scatter(Ctx &x, const char *in, char *out, size_t count) {
   const size_t bytes = count * x.es;
   const char **v;
-  const size_t *sz;
-  HcclResult rc = post_and_read(x, in, bytes * x.n, &v, &sz);
+  HcclResult rc = post_and_read(x, in, bytes * x.n, true, &v);
   if (rc != HCCL_SUCCESS) return rc;
-  for (int p = 0; p < x.n; ++p) {
-    if (sz[p] != bytes * x.n) return garbled(x, p);
-    v[p] += x.me * bytes;  // this rank's block of everyone's input
-  }
+  for (int p = 0; p < x.n; ++p) v[p] += x.me * bytes;  // this rank's block of everyone's input
   reduce(x.op.dtype, x.op.op, out, reinterpret_cast<const void *const *>(v), x.n, count);
   return HCCL_SUCCESS;
 }
 
 HcclResult board_all_to_all(Ctx &x, const char *in, char *out, size_t block) {
   const char **v;
-  const size_t *sz;
-  HcclResult rc = post_and_read(x, in, block * x.n, &v, &sz);
+  HcclResult rc = post_and_read(x, in, block * x.n, true, &v);
   if (rc != HCCL_SUCCESS) return rc;
-  for (int p = 0; p < x.n; ++p) {
-    if (sz[p] != block * x.n) return garbled(x, p);
+  for (int p = 0; p < x.n; ++p)
     if (p != x.me || in != out) std::memcpy(out + p * block, v[p] + x.me * block, block);
-  }
   return HCCL_SUCCESS;
 }
 
@@ -132,18 +119,11 @@ bool board_gather(Ctx &x, const void *mine, size_t bytes, void *out, HcclResult 
   if (bytes > x.eng.board_bytes() || x.eng.board_bytes() == 0) return false;
   const char *algo = x.algo;  // the caller's algorithm, not "board"
   const char **v;
-  const size_t *sz;
-  *rc = post_and_read(x, mine, bytes, &v, &sz);
+  *rc = post_and_read(x, mine, bytes, true, &v);
   x.algo = algo;
-  if (*rc != HCCL_SUCCESS) return true;
   char *o = static_cast<char *>(out);
-  for (int p = 0; p < x.n && bytes > 0; ++p) {
-    if (sz[p] != bytes) {
-      *rc = garbled(x, p);
-      return true;
-    }
+  for (int p = 0; *rc == HCCL_SUCCESS && p < x.n && bytes > 0; ++p)
     if (o + p * bytes != v[p]) std::memcpy(o + p * bytes, v[p], bytes);
-  }
   return true;
 }
 

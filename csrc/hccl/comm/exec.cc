@@ -178,8 +178,10 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
 // stream's worker, no wake-up of the caller when it synchronizes): when its
 // stream is idle, every earlier operation of the communicator has finished,
 // and every peer announces within a brief wait that it runs the same
-// collective now (Engine::arrive); so the call never waits on a peer that is
-// busy elsewhere. Large ones always go to the worker: the call returns at once.
+// collective now (Engine::arrive; a collective on the boards posts its part
+// and waits for its peers' parts instead, Engine::arrive_on_board); so the
+// call never waits on a peer that is busy elsewhere. Large ones always go to
+// the worker: the call returns at once.
 bool may_run_inline(const Comm &c, const OpDesc &op) {
   static const uint64_t limit = static_cast<uint64_t>(
       common::env_int("PYHCCL_INLINE_BYTES", 32 << 10, 0, 1 << 30));

@@ -14,8 +14,6 @@
 // later one) without posting, or it sent a FIFO message (a send, or a
 // collective on the FIFO path) that this rank would otherwise never read.
 // So is one that destroyed its communicator without posting.
-#include <sched.h>
-
 #include <algorithm>
 #include <cstring>
 
@@ -129,22 +127,14 @@ HcclResult Engine::board_exchange(const OpSig &sig, const void *mine, size_t byt
     if (check_failures(probe, err) != HCCL_SUCCESS) return err->code;
     if (now - start >= timeout_ns_) {
       err->code = HCCL_E_TIMEOUT;
-      err->what = "timed out after " + std::to_string(timeout_s_) + " s waiting for rank " +
-                  std::to_string(next) + " (HCCL_EXEC_TIMEOUT / hcclExecTimeOut)";
+      err->what = timeout_text(next);
       err->timeout = true;
       err->peer = next;
       uint64_t at = hub->arrived(next);
       if (!hub->announced(next, at, &at, &err->last_seen)) err->last_seen = OpSig();
       return err->code;
     }
-    if (now - idle_since < spin_ns_) {
-      for (int i = 0; i < 16; ++i) common::cpu_relax();
-      continue;
-    }
-    if (now - idle_since < spin_ns_ + yield_ns_) {
-      sched_yield();
-      continue;
-    }
+    if (spin_or_yield(now - idle_since)) continue;
     // Counted among the waiters before the last look: a peer posting after
     // that look sees the count and rings.
     shm::SyncLine *line = hub->doorbell();

@@ -51,6 +51,23 @@ void Engine::set_spin(int local_ranks) {
   arrive_ns_ = 1000 * common::env_int("PYHCCL_INLINE_US", 20, 0, 1000000);
 }
 
+bool Engine::spin_or_yield(int64_t idle_ns) const {
+  if (idle_ns < spin_ns_) {
+    for (int i = 0; i < 16; ++i) common::cpu_relax();
+    return true;
+  }
+  if (idle_ns < spin_ns_ + yield_ns_) {
+    sched_yield();
+    return true;
+  }
+  return false;
+}
+
+std::string Engine::timeout_text(int peer) const {
+  return "timed out after " + std::to_string(timeout_s_) + " s waiting for rank " +
+         std::to_string(peer) + " (HCCL_EXEC_TIMEOUT / hcclExecTimeOut)";
+}
+
 template <typename Ready>
 bool Engine::brief_wait(Ready ready) {
   const int64_t start = common::now_ns();
@@ -58,11 +75,7 @@ bool Engine::brief_wait(Ready ready) {
     while (p != rank_ && !ready(p)) {
       const int64_t waited = common::now_ns() - start;
       if (waited >= arrive_ns_) return false;
-      if (waited < spin_ns_) {
-        for (int i = 0; i < 16; ++i) common::cpu_relax();
-      } else {
-        sched_yield();
-      }
+      if (!spin_or_yield(waited)) sched_yield();  // yields past yield_ns_ too: the wait is brief
     }
   }
   return true;
@@ -276,8 +289,7 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
     if (now - last_progress >= timeout_ns_) {
       const int peer = xfers[first_open]->peer;
       err->code = rc = HCCL_E_TIMEOUT;
-      err->what = "timed out after " + std::to_string(timeout_s_) + " s waiting for rank " +
-                  std::to_string(peer) + " (HCCL_EXEC_TIMEOUT / hcclExecTimeOut)";
+      err->what = timeout_text(peer);
       if (blocking_send)  // the likely cause, where peers' states cannot be seen (other hosts)
         err->what += "; a send larger than the channel waits for its receive, so a ring (or any "
                      "cycle) of blocking sends never completes: post its sends and receives "
@@ -287,14 +299,7 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
       err->last_seen = conns[peer]->last_seen();
       break;
     }
-    if (now - idle_since < spin_ns_) {
-      for (int i = 0; i < 16; ++i) common::cpu_relax();
-      continue;
-    }
-    if (now - idle_since < spin_ns_ + yield_ns_) {
-      sched_yield();
-      continue;
-    }
+    if (spin_or_yield(now - idle_since)) continue;
     bool notice = false;
     sleep(bell, std::min(next_probe, last_progress + timeout_ns_), &notice);
     if (notice && (rc = check_failures(true, err)) != HCCL_SUCCESS) break;

@@ -88,6 +88,11 @@ class Engine {
  private:
   template <typename Ready>
   bool brief_wait(Ready ready);  // arrive()'s wait, until ready(p) for every peer
+  // One step of a wait idle for idle_ns: spins (spin_ns_), then yields
+  // (yield_ns_); false once it is time to sleep.
+  bool spin_or_yield(int64_t idle_ns) const;
+  // "timed out after ... waiting for rank <peer> (...)".
+  std::string timeout_text(int peer) const;
   void board_post(const OpSig &sig, const void *mine, size_t bytes);
 
   static constexpr int64_t kSliceNs = 100 * 1000000LL;  // longest sleep between failure probes
