@@ -324,6 +324,17 @@ def test_mismatched_v_counts(exe, tmp_path, kind, how):
         assert "differs between ranks" in out and "Counts arrays" in out, out
 
 
+@pytest.mark.timeout(300)
+def test_board_wait_sees_a_post_behind_fifo_messages(exe, tmp_path):
+    """A rank that waits on a board may look at a peer's FIFO after the peer posted and went
+    on to the next step of its algorithm (host-memory AllGather: a board exchange of
+    descriptors, then FIFO messages): that is no mismatch. The fault delays the second look
+    of every wait, so the suite fails without the check of the board behind the FIFO."""
+    results = run_ranks(exe, tmp_path, 2, "suite", "host",
+                        env={"PYHCCL_FAULT": "slow_board_look"}, timeout=280)
+    assert_all_pass(results, "suite with late board looks")
+
+
 @pytest.mark.timeout(120)
 def test_root_exit_lets_every_answer_out(exe, tmp_path):
     """The rendezvous is a thread of rank 0's process. Rank 0 may get the last set-up answer,

@@ -202,7 +202,6 @@ HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream
   std::unique_lock<std::mutex> lock(comm->mu);
   guard->ticket = comm->next_ticket++;
   ++comm->in_flight;
-  comm->flight.enqueued(guard->ticket, guard->op);
   auto task = [guard]() {
     guard->ran = true;
     return run_op(*guard->comm, guard->op, guard->ticket);
@@ -210,6 +209,7 @@ HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream
   // The claim is taken under comm->mu, so tickets stay in stream order.
   if (small && comm->turn == guard->ticket && comm->async_error == HCCL_SUCCESS &&
       hostrt::claim_stream(stream)) {
+    comm->flight.enqueued(guard->ticket, guard->op, 0);
     // Nothing of this comm runs now: the op will be collective op_seq + 1.
     const OpSig sig = op_signature(guard->op, comm->op_seq.load() + 1);
     lock.unlock();
@@ -218,12 +218,17 @@ HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream
     const bool arrived = board_part(*comm, guard->op, &part, &part_bytes)
                              ? comm->engine->arrive_on_board(sig, part, part_bytes)
                              : comm->engine->arrive(sig);
-    if (arrived)
+    if (arrived) {
       hostrt::run_claimed(stream, std::move(task));
-    else
+    } else {
+      lock.lock();
+      comm->flight.set_enqueued_at(guard->ticket, common::now_ns());
+      lock.unlock();
       hostrt::hand_over(stream, std::move(task));
+    }
     return HCCL_SUCCESS;
   }
+  comm->flight.enqueued(guard->ticket, guard->op, common::now_ns());
   aclError e = hostrt::enqueue(stream, std::move(task));
   if (e != ACL_SUCCESS) {
     guard->ran = true;  // never queued: undone here instead

@@ -14,7 +14,7 @@ const OpRecord *FlightRecorder::find(uint64_t ticket) const {
   return r.ticket == ticket && next_ > ticket ? &r : nullptr;
 }
 
-void FlightRecorder::enqueued(uint64_t ticket, const OpDesc &op) {
+void FlightRecorder::enqueued(uint64_t ticket, const OpDesc &op, int64_t at) {
   OpRecord &r = ring_[ticket % ring_.size()];
   r = OpRecord{};
   r.ticket = ticket;
@@ -23,8 +23,12 @@ void FlightRecorder::enqueued(uint64_t ticket, const OpDesc &op) {
   r.dtype = static_cast<int32_t>(op.dtype);
   r.root = static_cast<int32_t>(op.root);
   r.op = static_cast<int32_t>(op.op);
-  r.enqueue_ns = common::now_ns();
+  r.enqueue_ns = at;
   if (ticket + 1 > next_) next_ = ticket + 1;
+}
+
+void FlightRecorder::set_enqueued_at(uint64_t ticket, int64_t at) {
+  if (OpRecord *r = find(ticket)) r->enqueue_ns = at;
 }
 
 void FlightRecorder::started(uint64_t ticket, uint64_t seq) {
@@ -32,6 +36,7 @@ void FlightRecorder::started(uint64_t ticket, uint64_t seq) {
     r->seq = seq;
     r->state = OpRecord::kRunning;
     r->start_ns = common::now_ns();
+    if (r->enqueue_ns == 0) r->enqueue_ns = r->start_ns;
   }
 }
 
