@@ -46,10 +46,11 @@ class Engine {
   bool peer_failure(WaitError *err);
 
   // Arrival, for running a small collective on the calling thread (comm/exec.cc):
-  // announce() says this rank runs collective `seq` now or next, with nothing
-  // before it; arrive() announces and then waits briefly (PYHCCL_INLINE_US,
-  // spinning only when cores are not oversubscribed) for every peer to have
-  // announced it too. False when one is late or on another host.
+  // announce() says this rank runs collective sig.seq (as `sig`) now or next,
+  // with nothing before it (peers also compare it, board.cc); arrive()
+  // announces and then waits briefly (PYHCCL_INLINE_US, spinning only when
+  // cores are not oversubscribed) for every peer to have announced it too.
+  // False when one is late or on another host.
   void announce(const OpSig &sig) {
     if (hub) hub->announce(sig);
   }
@@ -115,7 +116,7 @@ class Engine {
   std::vector<Connection *> active_;
   std::vector<pollfd> fds_;
   std::atomic<int> interrupted_{0};
-  uint64_t irq_ = 0;
+  uint64_t irq_ = 0;  // hostrt::interrupts() when the running batch started
   uint64_t board_gen_ = 0;  // board exchanges posted
   std::vector<const char *> board_views_;  // of the last exchange, by rank
   std::vector<size_t> board_sizes_;
@@ -124,7 +125,7 @@ class Engine {
     bool pending = false;
     const void *mine;
     size_t bytes;
-  } ahead_;  // hostrt::interrupts() when the running batch started
+  } ahead_;
   std::mutex interrupt_mu_;
   std::string interrupt_why_;
 };

@@ -1,7 +1,7 @@
 // Layout of one rank's shared-memory segment (shm transport).
 //
-//   ShmControl        identity, doorbell, failure flag, arrival, send wait
-//   Announce          the signature of the collective this rank runs now
+//   ShmControl        identity, doorbell, failure flag, send wait
+//   Announce          the collective this rank runs now, and its signature
 //   SyncLine head[n]  slots this rank has published in its FIFO toward rank q
 //   SyncLine tail[n]  slots this rank has consumed from rank q's FIFO toward it
 //   Board[2]          small collectives: BoardHeader + board_bytes, alternating
