@@ -248,12 +248,14 @@ def test_mpi4py_across_hosts(cluster, layout):
 
 @pytest.mark.timeout(120, method="signal")
 def test_mpiexec_with_a_hostfile(cluster, tmp_path):
-    hostfile = cluster.hostfile("2x2", tmp_path / "hosts")
-    job = [simhosts.default_mpiexec(), "-launcher", "ssh", "-launcher-exec", simhosts.NSEXEC,
-           "-localhost", cluster.bridge_ip, "-f", hostfile, "-n", "4",
-           PYTHON, HERE / "worker_mpi.py"]
-    out = subprocess.run(list(map(str, job)), env=cluster.job_env(), capture_output=True,
-                         text=True, timeout=90)
+    # The job mpi_job() builds, with the hosts named in a hostfile (MPICH's -f or Open
+    # MPI's --hostfile, whichever mpiexec runs the tests) instead of on the command line.
+    flavour = simhosts.mpi_flavour(simhosts.default_mpiexec())
+    hostfile = cluster.hostfile("2x2", tmp_path / "hosts", flavour)
+    job, env = cluster.mpi_job("2x2", [PYTHON, HERE / "worker_mpi.py"])
+    at = job.index("-H" if flavour == "openmpi" else "-hosts")
+    job[at:at + 2] = ["--hostfile" if flavour == "openmpi" else "-f", str(hostfile)]
+    out = subprocess.run(job, env=env, capture_output=True, text=True, timeout=90)
     assert out.returncode == 0, out.stdout + out.stderr
     rows = {r: json.loads(text) for r, (text, _) in mhtest.results(out.stdout).items()}
     check_placement(cluster, "2x2", rows)
@@ -277,7 +279,8 @@ def test_openmpi_across_hosts(cluster):
 def test_command_line_run():
     mhtest.require_simhosts()
     cmd = [PYTHON, HERE / "simhosts.py", "run", "--hosts", "3+1", "--rate", "1gbit", "--",
-           "sh", "-c", 'echo "RESULT rank=$PMI_RANK $(hostname) $HCCL_SOCKET_IFNAME"']
+           "sh", "-c",
+           'echo "RESULT rank=${PMI_RANK:-$OMPI_COMM_WORLD_RANK} $(hostname) $HCCL_SOCKET_IFNAME"']
     out = subprocess.run(list(map(str, cmd)), capture_output=True, text=True, timeout=90,
                          env=mhtest.bounded_env())
     assert out.returncode == 0, out.stdout + out.stderr
