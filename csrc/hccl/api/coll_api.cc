@@ -18,9 +18,11 @@ HcclResult HcclAllReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataT
   HCCL_TRY(hccl::check_comm(comm, api, &c));
   HCCL_TRY(hccl::check_reduction(dataType, op, api));
   HCCL_TRY(hccl::check_buffer(sendBuf, count, 1, dataType, api, "sendBuf", &bytes));
-  HCCL_TRY(hccl::check_buffer(recvBuf, count, 1, dataType, api, "recvBuf", &bytes));
-  HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, bytes, "recvBuf", recvBuf, bytes,
-                               sendBuf == recvBuf, "sendBuf == recvBuf"));
+  if (recvBuf != sendBuf) {  // in place: the same range, checked once
+    HCCL_TRY(hccl::check_buffer(recvBuf, count, 1, dataType, api, "recvBuf", &bytes));
+    HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, bytes, "recvBuf", recvBuf, bytes,
+                                 false, "sendBuf == recvBuf"));
+  }
   return hccl::enqueue_op(c, stream,
                           OpDesc(OpKind::kAllReduce, api, sendBuf, recvBuf, count, dataType, op));
 }
@@ -82,10 +84,10 @@ HcclResult HcclReduce(void *sendBuf, void *recvBuf, uint64_t count, HcclDataType
   HCCL_TRY(hccl::check_rank(root, c->nranks, api, "root"));
   HCCL_TRY(hccl::check_buffer(sendBuf, count, 1, dataType, api, "sendBuf", &bytes));
   // recvBuf matters on the root only.
-  if (c->rank == root) {
+  if (c->rank == root && recvBuf != sendBuf) {
     HCCL_TRY(hccl::check_buffer(recvBuf, count, 1, dataType, api, "recvBuf", &bytes));
     HCCL_TRY(hccl::check_overlap(api, "sendBuf", sendBuf, bytes, "recvBuf", recvBuf, bytes,
-                                 sendBuf == recvBuf, "sendBuf == recvBuf"));
+                                 false, "sendBuf == recvBuf"));
   }
   return hccl::enqueue_op(c, stream,
                           OpDesc(OpKind::kReduce, api, sendBuf, c->rank == root ? recvBuf : nullptr,
