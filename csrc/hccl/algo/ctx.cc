@@ -202,32 +202,24 @@ Span split(size_t count, int parts, int i, size_t elem_bytes) {
   return Span{lo, min_sz(lo + per, count)};
 }
 
-HcclResult exchange(Ctx &x, const std::vector<int> &group, const void *mine, size_t bytes, void *out) {
-  bool everyone = static_cast<int>(group.size()) == x.n;
-  for (size_t k = 0; everyone && k < group.size(); ++k) everyone = group[k] == static_cast<int>(k);
+HcclResult exchange(Ctx &x, const void *mine, size_t bytes, void *out) {
   HcclResult rc;
-  if (everyone && board_gather(x, mine, bytes, out, &rc)) return rc;
+  if (board_gather(x, mine, bytes, out, &rc)) return rc;
   Batch b(x);
   b.elem = 1;
   char *o = static_cast<char *>(out);
-  for (size_t k = 0; k < group.size(); ++k) {
-    if (group[k] == x.me) {
-      if (bytes > 0 && o + k * bytes != mine) std::memcpy(o + k * bytes, mine, bytes);
+  for (int p = 0; p < x.n; ++p) {
+    if (p == x.me) {
+      if (bytes > 0 && o + p * bytes != mine) std::memcpy(o + p * bytes, mine, bytes);
       continue;
     }
-    b.send(group[k], mine, bytes);
-    b.recv(group[k], o + k * bytes, bytes);
+    b.send(p, mine, bytes);
+    b.recv(p, o + p * bytes, bytes);
   }
   return b.run();
 }
 
-std::vector<int> all_ranks(const Ctx &x) {
-  std::vector<int> v(x.n);
-  for (int r = 0; r < x.n; ++r) v[r] = r;
-  return v;
-}
-
-HcclResult compare_signatures(Ctx &x) { return exchange(x, all_ranks(x), nullptr, 0, nullptr); }
+HcclResult compare_signatures(Ctx &x) { return exchange(x, nullptr, 0, nullptr); }
 
 HcclResult run_op_algorithm(Ctx &x) { return op_facts(x.op.kind).run(x); }
 

@@ -90,16 +90,14 @@ Span split(size_t count, int parts, int i, size_t elem_bytes);
 
 inline size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
-// Every rank of `group` (this rank included) sends `bytes` of `mine` to every
-// other; out[k * bytes] receives group[k]'s (out[own] is a copy of mine).
+// Every rank sends `bytes` of `mine` to every other; out[r * bytes] receives
+// rank r's (out[own] is a copy of mine). On boards when they hold it (board.h).
 // Zero bytes make it a barrier that compares signatures.
-HcclResult exchange(Ctx &x, const std::vector<int> &group, const void *mine, size_t bytes, void *out);
+HcclResult exchange(Ctx &x, const void *mine, size_t bytes, void *out);
 
 // Flat algorithms (every rank messages every other) up to this many ranks.
 constexpr int kFlatRanks = 16;
 
-// Every rank, in order (the group of a flat exchange).
-std::vector<int> all_ranks(const Ctx &x);
 // Headers only: every rank compares signatures with every other (a barrier;
 // what a collective with count 0 still does, so a rank given another count
 // or operation is told rather than left waiting).

@@ -37,7 +37,7 @@ HcclResult direct_open(Ctx &x, const void *send, size_t send_bytes, void *recv, 
   DirectDesc mine{};
   mine.usable = describe(send, send_bytes, &mine.send) && describe(recv, recv_bytes, &mine.recv);
   std::vector<DirectDesc> all(x.n);
-  HcclResult rc = exchange(x, all_ranks(x), &mine, sizeof(mine), all.data());
+  HcclResult rc = exchange(x, &mine, sizeof(mine), all.data());
   if (rc != HCCL_SUCCESS) return rc;
   *ok = true;
   for (const DirectDesc &d : all) *ok = *ok && d.usable;

@@ -26,7 +26,7 @@ HcclResult flat_reduce(Ctx &x, const char *in, char *out, size_t count, int root
   std::vector<const void *> srcs(x.n);
   char *all = root < 0 || root == x.me ? x.comm.scratch(0, bytes * x.n) : nullptr;
   HcclResult rc = root < 0
-      ? exchange(x, all_ranks(x), in, bytes, all)
+      ? exchange(x, in, bytes, all)
       : rooted_exchange(
             x, root,
             [&](Batch &b, int p) {

@@ -48,7 +48,7 @@ HcclResult window_open(Ctx &x, const void *send, size_t send_bytes, void *recv, 
   mine.send_bytes = send_bytes;
   mine.recv_bytes = recv_bytes;
   std::vector<Where> all(x.n);
-  HcclResult rc = exchange(x, all_ranks(x), &mine, sizeof(mine), all.data());
+  HcclResult rc = exchange(x, &mine, sizeof(mine), all.data());
   if (rc != HCCL_SUCCESS) return rc;
   *ok = true;
   for (const Where &w : all) *ok = *ok && w.in_windows;

@@ -152,7 +152,7 @@ HcclResult sub_comm_create(const std::shared_ptr<Comm> &parent, uint32_t rank_nu
   std::memset(&inv, 0, sizeof(inv));
   HcclResult r = comm_host_call(parent, OpKind::kCreateSubComm, api, 0, [&](Ctx &x) -> HcclResult {
     std::vector<Record> all(x.n);
-    HcclResult rc = exchange(x, all_ranks(x), &mine, sizeof(mine), all.data());
+    HcclResult rc = exchange(x, &mine, sizeof(mine), all.data());
     if (rc != HCCL_SUCCESS) return rc;
     Verdict v;
     std::memset(&v, 0, sizeof(v));
@@ -170,7 +170,7 @@ HcclResult sub_comm_create(const std::shared_ptr<Comm> &parent, uint32_t rank_nu
       copy_why(v.why, sizeof(v.why), bad);
     }
     std::vector<Verdict> verdicts(x.n);
-    rc = exchange(x, all_ranks(x), &v, sizeof(v), verdicts.data());
+    rc = exchange(x, &v, sizeof(v), verdicts.data());
     if (rc != HCCL_SUCCESS) return rc;
     for (int p = 0; p < x.n; ++p)
       if (!verdicts[p].ok) {

@@ -160,7 +160,7 @@ HcclResult window_register(const std::shared_ptr<Comm> &c, void *addr, uint64_t 
   auto win = std::make_shared<SymWindow>();
   HcclResult r = comm_host_call(c, OpKind::kSymWinRegister, api, 0, [&](Ctx &x) -> HcclResult {
     std::vector<RegInfo> all(x.n);
-    HcclResult rc = exchange(x, all_ranks(x), &mine, sizeof(mine), all.data());
+    HcclResult rc = exchange(x, &mine, sizeof(mine), all.data());
     if (rc != HCCL_SUCCESS) return rc;
     refused = verdict(all);
     if (!refused.empty()) return HCCL_SUCCESS;  // every rank saw the same: nothing registered
@@ -177,7 +177,7 @@ HcclResult window_register(const std::shared_ptr<Comm> &c, void *addr, uint64_t 
       peers[p] = static_cast<char *>(m);
     }
     std::vector<uint32_t> maps(x.n);
-    rc = exchange(x, all_ranks(x), &mapped, sizeof(mapped), maps.data());
+    rc = exchange(x, &mapped, sizeof(mapped), maps.data());
     if (rc != HCCL_SUCCESS) return rc;
     win->direct = true;
     for (uint32_t m : maps) win->direct = win->direct && m != 0;
@@ -230,7 +230,7 @@ HcclResult window_deregister(HcclCommSymWindow handle, const char *api) {
   std::string refused;
   HcclResult r = comm_host_call(c, OpKind::kSymWinDeregister, api, 0, [&](Ctx &x) -> HcclResult {
     std::vector<uint64_t> all(x.n);
-    HcclResult rc = exchange(x, all_ranks(x), &mine, sizeof(mine), all.data());
+    HcclResult rc = exchange(x, &mine, sizeof(mine), all.data());
     if (rc != HCCL_SUCCESS) return rc;
     for (int p = 0; p < x.n; ++p)
       if (all[p] != mine)
