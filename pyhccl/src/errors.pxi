@@ -94,6 +94,14 @@ def hccl_result_name(code):
     return _HCCL_RESULT_NAMES.get(int(code), "HCCL_E_UNKNOWN")
 
 
+def get_error_string(code):
+    """Return HCCL's description of an HcclResult code (HcclGetErrorString)."""
+    cdef const char *text = HcclGetErrorString(<HcclResult><int>code)
+    if text == NULL:
+        return ""
+    return text.decode("utf-8", "replace")
+
+
 class Error(RuntimeError):
     """Base class of the errors pyhccl raises for a failed C call: HcclError and AclError.
 
