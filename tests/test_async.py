@@ -143,3 +143,62 @@ def test_stream_destroy_waits_for_work(pair):
     comm.all_reduce(x, stream=s)
     s.destroy()                           # synchronises first
     assert_all(np.all(x.get() == comm.size), "destroy() did not wait for the stream")
+
+
+@pytest.mark.parametrize("read", ["to_numpy", "get", "array", "dlpack", "copy"])
+def test_host_reads_wait_for_pending_writers_on_any_stream(pair, read):
+    """The README's pattern without the synchronize: a collective on stream=s, then a
+    read through the array on the current stream. The read waits for the collective
+    (it once read the stale input)."""
+    comm, _ = pair
+    s = pyhccl.Stream()
+    gate = Gate(s)
+    x = pyhccl.full(3, comm.rank + 1, "float32")
+    comm.all_reduce(x, stream=s)
+    threading.Timer(0.2, gate.open).start()
+    if read == "to_numpy":
+        got = x.to_numpy()
+    elif read == "get":
+        got = x.get()
+    elif read == "array":
+        got = np.asarray(x)
+    elif read == "dlpack":
+        got = np.from_dlpack(x).copy()
+    else:
+        got = x.copy().get()
+    want = comm.size * (comm.size + 1) / 2
+    assert_all((got == want).all(), f"read {got}, want {want}")
+    s.synchronize()
+    s.destroy()
+
+
+def test_host_read_raises_the_pending_writers_failure():
+    s = pyhccl.Stream()
+    x = pyhccl.zeros(4, "float32")
+
+    def fail():
+        raise RuntimeError("writer failed")
+
+    s.launch_host_func(fail)
+    x.set(np.ones(4, np.float32), stream=s)     # the pending writer, after the failure
+    with pytest.raises(pyhccl.Error):
+        x.get()
+    s.synchronize()                               # reported once, then clean
+    s.destroy()
+
+
+def test_host_write_waits_for_a_pending_reader(pair):
+    """set() with stream=None must not overwrite a buffer a pending collective still reads."""
+    comm, _ = pair
+    s = pyhccl.Stream()
+    gate = Gate(s)
+    x = pyhccl.full(3, comm.rank + 1, "float32")
+    out = pyhccl.zeros(3, "float32")
+    comm.all_reduce(x, out, stream=s)
+    threading.Timer(0.2, gate.open).start()
+    x.set(np.full(3, -100, np.float32))
+    s.synchronize()
+    want = comm.size * (comm.size + 1) / 2
+    got = out.get()
+    assert_all((got == want).all(), f"{got} != {want}")
+    s.destroy()

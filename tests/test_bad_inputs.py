@@ -8,7 +8,7 @@ from mpi4py import MPI
 
 import pyhccl
 import pyhccl.mpi
-from conftest import DEVICE
+from conftest import DEVICE, assert_all
 
 pytestmark = pytest.mark.mpi
 
@@ -80,6 +80,42 @@ def test_read_only_output(pair):
         comm.all_gather(f32(4), np.frombuffer(bytes(16 * comm.size), np.float32))
     comm.all_reduce(ro, f32(4))            # a read-only input is fine
     pyhccl.current_stream().synchronize()
+
+
+def test_immutable_outputs_are_refused(pair):
+    """An input whose memory pyhccl cannot write back (a numpy scalar, bytes, a
+    memoryview of bytes) is refused as an output of every collective; it once came
+    back unchanged, with no error. (A broadcast's or reduce's root reads its buffer
+    only, so there it is accepted; every rank here must refuse alike.)"""
+    comm, _ = pair
+    n, size, rank = 2, comm.size, comm.rank
+    scalar = np.float32(rank + 1)
+    with pytest.raises(BufferError, match="all_reduce: sendbuf is a numpy scalar"):
+        comm.all_reduce(scalar)
+    with pytest.raises(BufferError, match="reduce_scatter: recvbuf is a numpy scalar"):
+        comm.reduce_scatter(f32(size), np.float32(0))
+    immutable = [bytes(4 * n), memoryview(bytes(4 * n))]
+    for buf in immutable:
+        kind = type(buf).__name__
+        with pytest.raises(BufferError, match="all_reduce: sendbuf is read-only"):
+            comm.all_reduce(buf, dtype="float32")
+        with pytest.raises(BufferError, match="reduce_scatter: recvbuf is read-only"):
+            comm.reduce_scatter(f32(n * size), buf, dtype="float32")
+        with pytest.raises(BufferError, match="all_gather: recvbuf is read-only"):
+            comm.all_gather(f32(1), bytes(4 * size), dtype="float32")
+        with pytest.raises(BufferError, match="all_to_all: recvbuf is read-only"):
+            comm.all_to_all(f32(n * size), bytes(4 * n * size), dtype="float32")
+        with pytest.raises(BufferError, match="recv: buf is read-only"):
+            comm.recv(buf, 0, dtype="float32")
+        assert kind                     # both kinds went through every check
+    # As inputs they are fine: a numpy scalar, and bytes read as their own memory.
+    out = np.zeros(1, np.float32)
+    comm.all_reduce(scalar, out)
+    total = np.zeros(n, np.float32)
+    comm.all_reduce(np.full(n, rank + 1, np.float32).tobytes(), total, dtype="float32")
+    pyhccl.current_stream().synchronize()
+    want = size * (size + 1) / 2
+    assert_all(out[0] == want and (total == want).all(), f"{out} {total}")
 
 
 def test_non_contiguous(pair):

@@ -141,9 +141,10 @@ def main():
     seen = phase(f"{opts.cycles} communicator create/destroy cycles", opts.cycles, cycle)
     ok &= verdict("create/destroy", seen, opts.rss_slack)
     stream.destroy()
+    nwrong = WORLD.allreduce(len(wrong))    # collective: every rank, not just the printer
     if WORLD.rank == 0:
         print(f"soak {'passed' if ok else 'FAILED'} in {time.monotonic() - t0:.0f} s "
-              f"({WORLD.allreduce(len(wrong))} wrong results)")
+              f"({nwrong} wrong results)")
     return 0 if ok else 1
 
 

@@ -51,8 +51,17 @@ cdef _Buf _as_buf(object obj, str api, str argname, bint writable, object dtype,
                             f"{type(obj).__name__}")
         if isinstance(obj, cnp.ndarray):
             arr = <cnp.ndarray>obj
-        elif PyObject_CheckBuffer(obj):
+        elif isinstance(obj, np.generic):
+            # a numpy scalar is immutable: np.asarray() would copy it, and a result
+            # written into the copy would be lost without a word
+            if writable:
+                raise BufferError(f"{api}: {argname} is a numpy scalar, which is immutable; "
+                                  "pass a 0-d array (np.array(x)) to receive the result")
             arr = np.asarray(obj)
+        elif PyObject_CheckBuffer(obj):
+            # through a memoryview: the object's own memory and read-only flag, never
+            # a copy (np.asarray(bytes) would make a 'S<n>' copy)
+            arr = np.asarray(memoryview(obj))
         elif hasattr(obj, "__dlpack__"):
             arr = _from_dlpack(obj, api, argname)
         else:

@@ -108,6 +108,37 @@ cdef object _host_asarray(object obj):
     return np.asarray(obj)
 
 
+cdef int _note_users(Stream s, object objects) except -1:
+    """Mark the memory of every DeviceArray among `objects` as used by the call just
+    kept alive on `s`, so host access waits for it (DeviceArray._wait_users)."""
+    cdef _Memory m
+    if isinstance(objects, DeviceArray):
+        m = (<DeviceArray>objects)._mem
+        m.user = s
+        m.user_ticket = s._enqueued
+    elif type(objects) is tuple or type(objects) is list:
+        for o in objects:
+            if isinstance(o, DeviceArray):
+                m = (<DeviceArray>o)._mem
+                m.user = s
+                m.user_ticket = s._enqueued
+    return 0
+
+
+cdef int _wait_users(_Memory m) except -1:
+    """Host access rule: wait for the last enqueued call that uses `m`, on whatever
+    stream, and raise its failure. Free when nothing is pending."""
+    cdef Stream s
+    if m.user is None:
+        return 0
+    s = <Stream>m.user
+    s._prune()
+    if s._completed < m.user_ticket and not s._destroyed:
+        s.synchronize()
+    m.user = None
+    return 0
+
+
 cdef int _sync_current() except -1:
     """Wait for the current stream, so a synchronous copy is ordered after it."""
     cdef Stream s = _resolve_stream(None, "synchronize")
@@ -402,6 +433,7 @@ cdef class DeviceArray:
         cdef char *dst = <char *><uintptr_t>out.__array_interface__["data"][0]
         cdef char *src = <char *>self._mem.ptr + self._offset
         if stream is None:
+            _wait_users(self._mem)
             _sync_current()
             _strided_copy(dst, out.strides, src, self._strides, self._shape,
                           self._itemsize, ACL_MEMCPY_DEVICE_TO_HOST, NULL, False)
@@ -417,6 +449,7 @@ cdef class DeviceArray:
         cdef char *src = <char *><uintptr_t>host.__array_interface__["data"][0]
         cdef char *dst = <char *>self._mem.ptr + self._offset
         if stream is None:
+            _wait_users(self._mem)
             _sync_current()
             _strided_copy(dst, self._strides, src, host.strides, self._shape,
                           self._itemsize, ACL_MEMCPY_HOST_TO_DEVICE, NULL, False)
@@ -437,6 +470,8 @@ cdef class DeviceArray:
             raise TypeError(f"{api}: dtypes {_dtype_name(src._dtype)} and "
                             f"{_dtype_name(self._dtype)} differ")
         if stream is None:
+            _wait_users(self._mem)
+            _wait_users(src._mem)
             _sync_current()
             _strided_copy(dp, self._strides, sp, src._strides, self._shape,
                           self._itemsize, ACL_MEMCPY_DEVICE_TO_DEVICE, NULL, False)
@@ -451,9 +486,11 @@ cdef class DeviceArray:
         """Copy the array to a new numpy array and return it.
 
         Args:
-            stream: None: wait for the current stream, then copy synchronously.
-                A Stream: enqueue the copy on it and return at once; the
-                result is valid after stream.synchronize().
+            stream: None: wait for the current stream and for the enqueued
+                calls that use this array on any stream (raising a failed
+                one's error), then copy synchronously. A Stream: enqueue the
+                copy on it and return at once; the result is valid after
+                stream.synchronize().
 
         Returns:
             numpy.ndarray of the same shape and dtype (C-contiguous).
@@ -517,6 +554,7 @@ cdef class DeviceArray:
         if self._contig and bool((raw == raw[0]).all()):
             byte = raw[0]
             if stream is None:
+                _wait_users(self._mem)
                 _sync_current()
                 with nogil:
                     CHKACL(aclrtMemset(p, n, byte, n), "aclrtMemset")
@@ -594,8 +632,10 @@ cdef class DeviceArray:
         """Export the array as a DLPack capsule (zero copy unless copy=True).
 
         On the host runtime device memory is host memory, so
-        numpy.from_dlpack(a) views it without a copy. The consumer must
-        synchronise the streams writing the array first.
+        numpy.from_dlpack(a) views it without a copy. The export first waits
+        for the enqueued calls that use the array (host reads are ordered
+        after pending device writes); work enqueued after the export is the
+        consumer's to synchronise.
         """
         if stream is not None and stream != -1:
             raise BufferError("__dlpack__: stream must be None on the host runtime")
@@ -603,5 +643,6 @@ cdef class DeviceArray:
             raise BufferError(f"__dlpack__: cannot export to device {tuple(dl_device)}")
         if copy:
             return self.copy().__dlpack__(max_version=max_version)
+        _wait_users(self._mem)       # the consumer reads at once: order it after our writers
         versioned = max_version is not None and max_version[0] >= 1
         return _dlpack_export(self, versioned)

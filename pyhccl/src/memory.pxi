@@ -13,6 +13,8 @@ cdef class _Memory:
     cdef int32_t device
     cdef int generation
     cdef int device_generation
+    cdef object user            # the Stream of the last enqueued call that uses it, or None
+    cdef uint64_t user_ticket   # that call's ticket on the stream
 
     def __dealloc__(self):
         cdef void *p = self.ptr

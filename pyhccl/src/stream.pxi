@@ -69,6 +69,8 @@ cdef class Stream:
     cdef object _pending        # deque of (event handle, device, objects)
     cdef list _free_events      # [(event handle, device)] ready for reuse
     cdef list _host_errors      # exceptions of host functions not yet reported
+    cdef uint64_t _enqueued     # calls kept alive so far (tickets 1, 2, ...)
+    cdef uint64_t _completed    # of those, the ones seen complete, oldest first
     cdef object __weakref__
 
     def __cinit__(self, priority=None, flags=None, *, _default=False):
@@ -173,6 +175,7 @@ cdef class Stream:
             if err == ACL_SUCCESS and status != ACL_EVENT_RECORDED_STATUS_COMPLETE:
                 break
             self._pending.popleft()
+            self._completed += 1
             if err == ACL_SUCCESS:
                 self._free_events.append((entry[0], entry[1]))
             else:
@@ -201,6 +204,8 @@ cdef class Stream:
                 aclrtDestroyEvent(ev)
             raise
         self._pending.append((<uintptr_t>ev, dev, objects))
+        self._enqueued += 1
+        _note_users(self, objects)
         return 0
 
     cdef int _release_events(self) except -1:
@@ -217,6 +222,7 @@ cdef class Stream:
                 with nogil:
                     aclrtDestroyEvent(ev)
         self._pending = deque()
+        self._completed = self._enqueued
         return 0
 
     cdef int _raise_failure(self, aclError err, str api) except -1:
