@@ -109,6 +109,15 @@ enum class MemKind {
 // asked for, not the padded one; 0 in unmapped reserved space).
 HOSTRT_API MemKind locate_memory(const void *p, size_t bytes, MemRegion *region, uint64_t *avail);
 
+// Checks a range that a call is about to read or write (the ACL memory calls
+// and the collectives alike): host memory passes (it cannot be checked);
+// device memory must lie inside one live allocation or mapping, within the
+// size asked for: freed aclrtMalloc memory, a run past the end and unmapped
+// reserved space are refused with a message naming `api` and `what`. On
+// success *pin (may be null) keeps a mapped range mapped until it is released.
+HOSTRT_API aclError check_device_range(const void *p, size_t bytes, const char *api,
+                                       const char *what, std::shared_ptr<const void> *pin);
+
 // Keeps the mapping (aclrtMapMem) under [p, p + bytes) mapped while the
 // returned token lives: aclrtUnmapMem then fails with "in use" instead of
 // pulling the memory from under a task that will touch it. Capture the token

@@ -99,12 +99,4 @@ class Vmm {
 // answer behind hostrt::locate_memory); pins a mapping when `pin` is given.
 Located locate_range(const void *p, size_t bytes, std::shared_ptr<const void> *pin);
 
-// Checks a range that an ACL call is about to read or write: host memory
-// passes (it cannot be checked); device memory must lie inside one live
-// allocation or mapping, within the size asked for. Sets a message naming
-// `api` and `what` on failure. On success *pin (may be null) keeps a mapped
-// range mapped until it is released.
-aclError check_device_range(const void *p, size_t bytes, const char *api, const char *what,
-                            std::shared_ptr<const void> *pin);
-
 }  // namespace hostrt

@@ -106,6 +106,36 @@ static void bad_registrations(HcclComm comm, struct Vm *vm, void *malloced) {
   HCCL_FAILS(HcclCommSymWinRegister(NULL, vm->base, GRAN, &w, 1), HCCL_E_PTR, "comm is NULL");
 }
 
+/* A call refused by its checks holds nothing: the mapping it named can be unmapped
+   at once (a refused AllReduce once left its buffers pinned, "in use by 2 queued or
+   running task(s)"). Freed aclrtMalloc memory is refused by every collective, as by
+   aclrtMemcpy. Every rank passes the same bad arguments, so none waits. */
+static void refused_calls(HcclComm comm, aclrtStream s) {
+  struct Vm vm;
+  vm_make(&vm);
+  char *base = vm.base;
+  HCCL_FAILS(HcclAllReduce(base, base + 64, 1000, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comm, s),
+             HCCL_E_PARA, "overlap but are not in place");
+  HCCL_FAILS(HcclAllGather(base, base + 8, 64, HCCL_DATA_TYPE_INT8, comm, s), HCCL_E_PARA,
+             "overlap");
+  vm_free(&vm);  /* must not fail "in use": nothing was queued */
+
+  void *freed = NULL;
+  ACL_OK(aclrtMalloc(&freed, 4096, ACL_MEM_MALLOC_HUGE_FIRST));
+  ACL_OK(aclrtFree(freed));
+  const char *want = "is not inside a live aclrtMalloc allocation (freed?)";
+  HCCL_FAILS(HcclAllReduce(freed, freed, 16, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, s),
+             HCCL_E_PARA, want);
+  HCCL_FAILS(HcclBroadcast(freed, 16, HCCL_DATA_TYPE_FP32, 0, comm, s), HCCL_E_PARA, want);
+  HCCL_FAILS(HcclReduce(freed, freed, 16, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, comm, s),
+             HCCL_E_PARA, want);
+  HCCL_FAILS(HcclAllGather(freed, (char *)freed + 64 * g_rank, 16, HCCL_DATA_TYPE_INT32, comm, s),
+             HCCL_E_PARA, want);
+  HCCL_FAILS(HcclSend(freed, 16, HCCL_DATA_TYPE_FP32, 0, comm, s), HCCL_E_PARA, want);
+  HCCL_FAILS(HcclRecv(freed, 16, HCCL_DATA_TYPE_FP32, 0, comm, s), HCCL_E_PARA, want);
+  sync_ok(s, "after the refused calls");
+}
+
 static void run_windows(const char *rootfile) {
   aclrtStream s;
   ACL_OK(aclrtCreateStream(&s));
@@ -119,6 +149,7 @@ static void run_windows(const char *rootfile) {
   ACL_OK(aclrtMalloc(&malloced, GRAN, ACL_MEM_MALLOC_HUGE_FIRST));
 
   bad_registrations(comm, &vm, malloced);
+  refused_calls(comm, s);
   /* The communicator still works after the refused registrations. */
   allreduce_ok(comm, s, malloced, malloced, 1000, "AllReduce after refused registrations");
 

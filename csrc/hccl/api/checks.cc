@@ -19,22 +19,18 @@ bool byte_size(uint64_t elems, HcclDataType dt, uint64_t *bytes) {
 
 namespace {
 
-// Pins of the mapped device memory the current call's buffers lie in: taken
-// by the checks, handed to the operation by enqueue_op (take_pins), so that
-// aclrtUnmapMem refuses to pull memory from under a queued collective.
-thread_local std::vector<std::shared_ptr<const void>> t_pins;
+// The device ranges the current call's checks accepted. Nothing is pinned
+// while checking: enqueue_op pins them (take_pins), so that a call refused by
+// a later check leaves no mapping held (aclrtUnmapMem would then fail with
+// "in use" although nothing was queued).
+thread_local std::vector<std::pair<const void *, size_t>> t_ranges;
 
-// A range that starts in device memory must end inside its allocation.
+// A range that starts in device memory must lie in one live allocation or
+// mapping: the ACL memory calls' own check, with the same messages.
 HcclResult check_device_range(const void *p, size_t bytes, const char *api, const char *arg) {
   if (bytes == 0 || p == nullptr) return HCCL_SUCCESS;
-  uint64_t avail = 0;
-  if (hostrt::locate_memory(p, bytes, nullptr, &avail) == hostrt::MemKind::kOutOfBounds) {
-    hostrt::set_error("%s: %s spans %zu bytes but its device allocation (or mapping) has %llu "
-                      "bytes from there",
-                      api, arg, bytes, static_cast<unsigned long long>(avail));
-    return HCCL_E_PARA;
-  }
-  if (std::shared_ptr<const void> pin = hostrt::pin_memory(p, bytes)) t_pins.push_back(std::move(pin));
+  if (hostrt::check_device_range(p, bytes, api, arg, nullptr) != ACL_SUCCESS) return HCCL_E_PARA;
+  t_ranges.emplace_back(p, bytes);
   return HCCL_SUCCESS;
 }
 
@@ -42,12 +38,15 @@ HcclResult check_device_range(const void *p, size_t bytes, const char *api, cons
 
 std::vector<std::shared_ptr<const void>> take_pins() {
   std::vector<std::shared_ptr<const void>> out;
-  out.swap(t_pins);
+  for (const auto &r : t_ranges)
+    if (std::shared_ptr<const void> pin = hostrt::pin_memory(r.first, r.second))
+      out.push_back(std::move(pin));
+  t_ranges.clear();
   return out;
 }
 
 HcclResult check_comm(HcclComm comm, const char *api, std::shared_ptr<Comm> *out) {
-  t_pins.clear();  // every entry point starts here
+  t_ranges.clear();  // every entry point starts here
   if (comm == nullptr) {
     hostrt::set_error("%s: comm is NULL", api);
     return HCCL_E_PTR;

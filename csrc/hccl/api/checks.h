@@ -19,8 +19,8 @@
 
 namespace hccl {
 
-// The pins on mapped device memory that this thread's call checked (its
-// buffers), for the operation to keep until it has run.
+// Pins on the mapped device memory that this thread's call checked (its
+// buffers), taken now, for the operation to keep until it has run.
 std::vector<std::shared_ptr<const void>> take_pins();
 
 // A live communicator of this process: E_PTR when NULL, E_PARA when stale.
