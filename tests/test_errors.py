@@ -121,3 +121,29 @@ def test_raises_sections_name_real_exceptions():
                             if exc.strip() not in known:
                                 bad.append(f"{name}: {exc.strip()}")
     assert bad == [] and seen > 20
+
+
+def test_send_to_oneself_fails_at_once():
+    """A send to this rank itself, its receive a later call on the same stream, is the
+    smallest ring of blocking sends: it fails at once, with the advice to group them (it
+    once waited HCCL_EXEC_TIMEOUT, then destroy() blocked), and the communicator can be
+    destroyed quickly. Grouped, the same pair works."""
+    import time
+    comm = pyhccl.Comm(1, pyhccl.RootInfo.create(), 0)
+    s = pyhccl.Stream()
+    x = np.arange(1 << 16, dtype=np.float32)
+    y = np.zeros_like(x)
+    with pyhccl.group():
+        comm.send(x, 0, stream=s)
+        comm.recv(y, 0, stream=s)
+    s.synchronize()
+    assert (y == x).all()
+    t0 = time.monotonic()
+    comm.send(x, 0, stream=s)
+    comm.recv(y, 0, stream=s)
+    with pytest.raises(pyhccl.HcclError, match=r"send to this rank itself \(0\) cannot "
+                       r"complete.*HcclGroupStart/HcclGroupEnd \(pyhccl.group\(\)\)"):
+        s.synchronize()
+    comm.destroy()
+    s.destroy()
+    assert time.monotonic() - t0 < 20        # generous: it takes milliseconds

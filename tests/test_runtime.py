@@ -225,8 +225,13 @@ def test_synchronize_timeout(stream):
     stream.launch_host_func(gate.wait, 30)
     try:
         with pytest.raises(pyhccl.AclError) as info:
-            stream.synchronize(timeout=0.05)
+            stream.synchronize(timeout=0.25)
         assert info.value.name == "ACL_ERROR_RT_STREAM_SYNC_TIMEOUT"
+        # the timeout the user gave, not the runtime's last slice ("after 90 ms")
+        assert "after the 0.25 s timeout" in str(info.value), str(info.value)
+        ev = stream.record_event()
+        with pytest.raises(pyhccl.AclError, match="after the 0.25 s timeout"):
+            ev.synchronize(timeout=0.25)
     finally:
         gate.set()
     stream.synchronize()

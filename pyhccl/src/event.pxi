@@ -104,6 +104,9 @@ cdef class Event:
                     (deadline is not None and time.monotonic() >= deadline):
                 break
             _check_signals()
+        if err == ACL_ERROR_RT_EVENT_SYNC_TIMEOUT:    # the runtime names the last slice only
+            raise AclError(err, f"Event.synchronize: not complete after the {timeout} s "
+                           "timeout", "aclrtSynchronizeEventWithTimeout")
         CHKACL(err, b"aclrtSynchronizeEvent" if ms < 0 else b"aclrtSynchronizeEventWithTimeout")
 
     def query(self):

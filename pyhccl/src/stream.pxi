@@ -307,6 +307,9 @@ cdef class Stream:
                 _check_signals()
         if err == ACL_ERROR_RT_STREAM_SYNC_TIMEOUT:
             self._prune()
+            # the runtime's message names the last slice's milliseconds, not the user's timeout
+            raise AclError(err, f"synchronize: stream not drained after the {timeout} s timeout",
+                           "aclrtSynchronizeStreamWithTimeout")
         elif self._is_default:
             self._prune()
         else:

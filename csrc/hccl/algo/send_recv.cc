@@ -10,6 +10,19 @@
 namespace hccl {
 
 HcclResult run_send_recv(Ctx &x) {
+  // A message to this rank itself is matched only inside its batch: a send or
+  // receive whose twin is a later call could never complete (the smallest
+  // ring), so it fails now instead of at the exec timeout.
+  int self_sends = 0, self_recvs = 0;
+  for (const P2pItem &it : x.op.items)
+    if (static_cast<int>(it.peer) == x.me) ++(it.send ? self_sends : self_recvs);
+  if (self_sends != self_recvs)
+    return x.fail(HCCL_E_PARA,
+                  std::string(self_sends > self_recvs ? "send to" : "receive from") +
+                      " this rank itself (" + std::to_string(x.me) +
+                      ") cannot complete: a message to oneself is matched only within one call, "
+                      "deadlock; post the send and its receive together in "
+                      "HcclGroupStart/HcclGroupEnd (pyhccl.group()) or HcclBatchSendRecv");
   Batch b(x);
   // Sends without a receive cannot be part of a cycle that progresses: the
   // engine watches them for a deadlock (a ring of blocking HcclSend calls).
