@@ -205,8 +205,16 @@ def test_comm_constructor_arguments():
     ri = bytes(4108)
     with pytest.raises(ValueError, match="Comm: rank 2 out of range for 2 ranks"):
         pyhccl.Comm(2, ri, 2)
-    with pytest.raises(ValueError, match="Comm: nranks must be positive"):
+    with pytest.raises(ValueError, match=r"Comm: nranks must be between 1 and 2\*\*32 - 1, not 0"):
         pyhccl.Comm(0, ri, 0)
+    with pytest.raises(ValueError, match="Comm: nranks must be between 1 and 2.*not 4294967296"):
+        pyhccl.Comm(2**32, ri, 0)
+    with pytest.raises(pyhccl.HcclError, match=r"hcclBufferSize is 4294967280 \(MB\); it must "
+                       r"be between 1 and 1048576"):
+        pyhccl.Comm(1, pyhccl.RootInfo.create(), 0, config={"buffer_size": 0xfffffff0})
+    with pytest.raises(ValueError, match=r"empty: shape \(1099511627776, 1099511627776\) of "
+                       "float64 is too large"):
+        pyhccl.empty((2**40, 2**40))
     with pytest.raises(TypeError, match="Comm: nranks must be an int"):
         pyhccl.Comm("2", ri, 0)
     with pytest.raises(ValueError, match="root info must be 4108 bytes"):

@@ -35,6 +35,7 @@ ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count) {
 
 ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId) {
   if (!valid_device(deviceId)) return bad_device("aclrtSetDevice", deviceId);
+  if (aclError rc = check_not_finalized("aclrtSetDevice")) return rc;
   std::lock_guard<std::mutex> dl(device_mu());
   Registry &r = registry();
   uint64_t ctx_id;
@@ -61,6 +62,7 @@ ACL_FUNC_VISIBILITY aclError aclrtSetDevice(int32_t deviceId) {
 ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId) {
   const char *api = "aclrtResetDevice";
   if (!valid_device(deviceId)) return bad_device(api, deviceId);
+  if (aclError rc = check_not_finalized(api)) return rc;
   std::vector<std::shared_ptr<Stream>> doomed;
   {
     std::lock_guard<std::mutex> dl(device_mu());

@@ -61,6 +61,7 @@ constexpr uint32_t kKnownEventFlags = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_
 
 aclError create_event(aclrtEvent *event, uint32_t flag, const char *api) {
   if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", api);
+  if (aclError rc = check_not_finalized(api)) return rc;
   if ((flag & ~kKnownEventFlags) != 0) {
     return fail(ACL_ERROR_INVALID_PARAM, "%s: flag (0x%x) has unknown bits", api, flag);
   }

@@ -18,6 +18,10 @@ InitState &init_state() {
   return *s;
 }
 
+// Finalized and not initialized again: calls that create (devices, memory,
+// streams, events) fail instead of building on a torn-down runtime.
+std::atomic<bool> g_finalized{false};
+
 // Finalize with the init lock held: drop everything the runtime owns, after
 // which the open traces (PYHCCL_TRACE, aclprof) are written as they stand.
 aclError teardown(const char *api) {
@@ -33,6 +37,13 @@ aclError not_initialized(const char *api) {
 }
 
 }  // namespace
+
+aclError check_not_finalized(const char *api) {
+  if (!g_finalized.load(std::memory_order_relaxed)) return ACL_SUCCESS;
+  return fail(ACL_ERROR_UNINITIALIZE, "%s: ACL was finalized (aclFinalize); call aclInit first",
+              api);
+}
+
 }  // namespace hostrt
 
 using namespace hostrt;
@@ -59,6 +70,7 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath) {
   }
   s.refs = 1;
   s.ever = true;
+  g_finalized.store(false);
   return ACL_SUCCESS;
 }
 
@@ -67,7 +79,10 @@ ACL_FUNC_VISIBILITY aclError aclFinalize(void) {
   std::lock_guard<std::mutex> lk(s.mu);
   if (s.refs == 0) return not_initialized("aclFinalize");
   aclError rc = teardown("aclFinalize");
-  if (rc == ACL_SUCCESS) s.refs = 0;
+  if (rc == ACL_SUCCESS) {
+    s.refs = 0;
+    g_finalized.store(true);
+  }
   return rc;
 }
 
@@ -78,6 +93,7 @@ ACL_FUNC_VISIBILITY aclError aclFinalizeReference(uint64_t *refCount) {
   if (s.refs == 1) {
     aclError rc = teardown("aclFinalizeReference");
     if (rc != ACL_SUCCESS) return rc;
+    g_finalized.store(true);
   }
   --s.refs;
   if (refCount != nullptr) *refCount = s.refs;

@@ -17,6 +17,9 @@ namespace hostrt {
 // Sets the thread's recent error message and returns `code`; lets entry points
 // write `return fail(ACL_ERROR_INVALID_PARAM, "aclrtFoo: ...")`.
 aclError fail(aclError code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+// ACL_SUCCESS unless aclFinalize ran and aclInit did not follow: then calls that
+// create (aclrtSetDevice, aclrtMalloc, streams, events, contexts) fail, naming `api`.
+aclError check_not_finalized(const char *api);
 // Forgets the thread's recent error message (aclGetRecentErrMsg -> NULL).
 void clear_error();
 // True if this thread has a recent error message.

@@ -91,6 +91,7 @@ ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMal
   if ((p & 0xff) > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P || (p & ~(0xffu | kPolicyFlags)) != 0) {
     return fail(ACL_ERROR_INVALID_PARAM, "%s: policy (0x%x) is not an aclrtMemMallocPolicy", api, p);
   }
+  if (aclError rc = check_not_finalized(api)) return rc;
   return Arena::get().alloc(size, devPtr, api);
 }
 

@@ -15,6 +15,7 @@ constexpr uint32_t kMaxPriority = 7;
 
 aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flag, const char *api) {
   if (stream == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: stream is NULL", api);
+  if (aclError rc = check_not_finalized(api)) return rc;
   if (priority > kMaxPriority) {
     return fail(ACL_ERROR_INVALID_PARAM, "%s: priority (%u) must be in [0, %u]", api, priority,
                 kMaxPriority);

@@ -61,7 +61,7 @@ cdef class Comm:
         except TypeError:
             raise TypeError(f"Comm: nranks must be an int, not {type(nranks).__name__}") from None
         if not 0 < n_py <= 0xffffffff:
-            raise ValueError(f"Comm: nranks must be positive, not {n_py}")
+            raise ValueError(f"Comm: nranks must be between 1 and 2**32 - 1, not {n_py}")
         n = n_py
         try:
             r_py = operator.index(rank)

@@ -154,9 +154,21 @@ cdef DeviceArray _new_view(_Memory mem, Py_ssize_t offset, tuple shape, tuple st
 
 
 cdef DeviceArray _empty(tuple shape, object dt, int hdt, str api):
-    cdef Py_ssize_t n = _prod(shape) * dt.itemsize
+    total = dt.itemsize                # Python ints: the product must not wrap
+    for d in shape:
+        total *= d
+    if total > sys.maxsize:
+        raise ValueError(f"{api}: shape {shape} of {_dtype_name(dt)} is too large "
+                         f"({total} bytes)")
+    cdef Py_ssize_t n = total
     cdef _Memory mem = _alloc(n, api)
     return _new_view(mem, 0, shape, _c_strides(shape, dt.itemsize), dt, hdt)
+
+
+cdef DeviceArray _new_array(object shape, object dtype, str api):
+    """A new uninitialised array, its arguments' errors naming `api`."""
+    dt, hdt = _array_dtype(dtype, api)
+    return _empty(_norm_shape(shape, api), dt, hdt, api)
 
 
 cdef class DeviceArray:
@@ -184,10 +196,8 @@ cdef class DeviceArray:
     cdef object __weakref__
 
     def __init__(self, shape, dtype=np.float64):
-        dt, hdt = _array_dtype(dtype, "DeviceArray")
-        cdef tuple shp = _norm_shape(shape, "DeviceArray")
-        cdef DeviceArray tmp = _empty(shp, dt, hdt, "DeviceArray")
-        self._set_view(tmp._mem, 0, tmp._shape, tmp._strides, dt, hdt)
+        cdef DeviceArray tmp = _new_array(shape, dtype, "DeviceArray")
+        self._set_view(tmp._mem, 0, tmp._shape, tmp._strides, tmp._dtype, tmp._hdt)
 
     cdef int _set_view(self, _Memory mem, Py_ssize_t offset, tuple shape, tuple strides,
                        object dt, int hdt) except -1:

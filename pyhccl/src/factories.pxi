@@ -2,24 +2,24 @@
 
 def empty(shape, dtype=np.float64):
     """Return a new uninitialised DeviceArray on the current device."""
-    return DeviceArray(shape, dtype)
+    return _new_array(shape, dtype, "empty")
 
 
 def zeros(shape, dtype=np.float64):
     """Return a new DeviceArray filled with zeros."""
-    return DeviceArray(shape, dtype).fill(0)
+    return _new_array(shape, dtype, "zeros").fill(0)
 
 
 def ones(shape, dtype=np.float64):
     """Return a new DeviceArray filled with ones."""
-    return DeviceArray(shape, dtype).fill(1)
+    return _new_array(shape, dtype, "ones").fill(1)
 
 
 def full(shape, fill_value, dtype=None):
     """Return a new DeviceArray filled with `fill_value` (dtype inferred when None)."""
     if dtype is None:
         dtype = np.asarray(fill_value).dtype
-    return DeviceArray(shape, dtype).fill(fill_value)
+    return _new_array(shape, dtype, "full").fill(fill_value)
 
 
 def asarray(obj, dtype=None, stream=None):

@@ -689,6 +689,13 @@ static void check_finalize(void) {
   OK(aclFinalize());
   FAILS(aclFinalize(), ACL_ERROR_REPEAT_FINALIZE, "aclFinalize");
   FAILS(aclFinalizeReference(NULL), ACL_ERROR_REPEAT_FINALIZE, "aclFinalizeReference");
+  /* Finalized: nothing new is built on the torn-down runtime until aclInit. */
+  void *late = NULL;
+  FAILS(aclrtMalloc(&late, 64, ACL_MEM_MALLOC_HUGE_FIRST), ACL_ERROR_UNINITIALIZE,
+        "aclrtMalloc: ACL was finalized (aclFinalize); call aclInit first");
+  FAILS(aclrtSetDevice(0), ACL_ERROR_UNINITIALIZE, "aclrtSetDevice: ACL was finalized");
+  aclrtStream late_s = NULL;
+  FAILS(aclrtCreateStream(&late_s), ACL_ERROR_UNINITIALIZE, "aclrtCreateStream: ACL was finalized");
   /* Init again; finalize drops devices and streams that are still around. */
   OK(aclInit(NULL));
   OK(aclrtSetDevice(0));

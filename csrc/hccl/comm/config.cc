@@ -13,6 +13,8 @@
 namespace hccl {
 namespace {
 
+constexpr uint32_t kMaxBufferMb = 1u << 20;  // 1 TiB, the bound of HCCL_BUFFSIZE too
+
 // Offsets of HcclCommConfig fields and the version that added each (docs/ABI.md 3.1).
 constexpr size_t kOffBufferSize = 24, kOffDeterministic = 28, kOffCommName = 32;
 constexpr size_t kOffOpExpansion = 288, kOffExecTimeOut = 316, kOffAlgo = 320;
@@ -82,7 +84,7 @@ void set_global_deterministic(int32_t value) { g_set_deterministic.store(value);
 HcclResult read_comm_config(const HcclCommConfig *config, const char *api, CommSettings *out) {
   *out = CommSettings();
   out->buffer_mb = static_cast<uint32_t>(
-      common::env_int("HCCL_BUFFSIZE", HCCL_COMM_DEFAULT_BUFFSIZE, 1, 1 << 20));
+      common::env_int("HCCL_BUFFSIZE", HCCL_COMM_DEFAULT_BUFFSIZE, 1, kMaxBufferMb));
   out->deterministic = static_cast<uint32_t>(global_deterministic());
   out->exec_timeout_s = exec_timeout_s();
   if (config == nullptr) return HCCL_SUCCESS;
@@ -105,8 +107,10 @@ HcclResult read_comm_config(const HcclCommConfig *config, const char *api, CommS
 
   uint32_t buffer_mb = HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET;
   if (rd.get(kOffBufferSize, 1, &buffer_mb) && buffer_mb != HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET) {
-    if (buffer_mb == 0) {
-      hostrt::set_error("%s: config hcclBufferSize is 0 (MB); it must be at least 1", api);
+    if (buffer_mb == 0 || buffer_mb > kMaxBufferMb) {
+      hostrt::set_error("%s: config hcclBufferSize is %u (MB); it must be between 1 and %u "
+                        "(1 TiB), as HCCL_BUFFSIZE",
+                        api, buffer_mb, kMaxBufferMb);
       return HCCL_E_PARA;
     }
     out->buffer_mb = buffer_mb;
