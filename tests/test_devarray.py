@@ -321,3 +321,16 @@ def test_unsupported_array_dtypes():
         pyhccl.zeros(-1)
     with pytest.raises(TypeError):
         pyhccl.zeros("abc")
+
+
+def test_comparisons_are_refused_and_enums_print_their_names():
+    """DeviceArray == 0 answered False (identity); it is refused, naming the host
+    alternative. print(pyhccl.FLOAT32) printed 4."""
+    a = pyhccl.zeros(3, "float32")
+    for compare in (lambda: a == 0, lambda: a != 0, lambda: a < 1, lambda: a == a):
+        with pytest.raises(TypeError, match=r"DeviceArray: comparison operators are not "
+                           r"supported .*a.get\(\) == 0"):
+            compare()
+    assert len({a, a}) == 1                      # still hashable, by identity
+    assert str(pyhccl.FLOAT32) == "DataType.FLOAT32" and str(pyhccl.SUM) == "ReduceOp.SUM"
+    assert f"{pyhccl.FLOAT32}" == "4" and int(pyhccl.MAX) == 2

@@ -275,6 +275,15 @@ cdef class DeviceArray:
         """True if the elements are C-contiguous."""
         return self._contig
 
+    # No element-wise arithmetic runs on the device, so a comparison cannot give an
+    # array as numpy's would; refuse it rather than answer False (object identity).
+    def __richcmp__(self, other, int op):
+        raise TypeError("DeviceArray: comparison operators are not supported (no device "
+                        "arithmetic); compare on the host, e.g. a.get() == 0, or use `is`")
+
+    def __hash__(self):
+        return object.__hash__(self)
+
     def __len__(self):
         if not self._shape:
             raise TypeError("len() of a 0-d DeviceArray")

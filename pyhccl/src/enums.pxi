@@ -28,6 +28,14 @@ class DataType(IntEnum):
         """Bytes per element."""
         return _DT_ITEMSIZE[self]
 
+    # print() shows the name (Python 3.11's IntEnum prints the bare number); format()
+    # and f-strings still give the number, as for any int.
+    def __str__(self):
+        return f"DataType.{self.name}"
+
+    def __format__(self, spec):
+        return int.__format__(int(self), spec)
+
 
 class ReduceOp(IntEnum):
     """Reduction operation of a reducing collective (HcclReduceOp values)."""
@@ -36,6 +44,12 @@ class ReduceOp(IntEnum):
     PROD = HCCL_REDUCE_PROD
     MAX = HCCL_REDUCE_MAX
     MIN = HCCL_REDUCE_MIN
+
+    def __str__(self):
+        return f"ReduceOp.{self.name}"
+
+    def __format__(self, spec):
+        return int.__format__(int(self), spec)
 
 
 INT8 = DataType.INT8
