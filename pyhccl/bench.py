@@ -174,15 +174,20 @@ class Case:
         return int(np.count_nonzero(np.asarray(got, np.float64) != self.expected))
 
 
-def timed(case: Case, impl: str, iters: int, warmup: int, stream: pyhccl.Stream) -> float:
-    """Seconds per operation: the slowest rank's time for `iters` back-to-back ops."""
+def timed(case: Case, impl: str, iters: int, warmup: int, stream: pyhccl.Stream,
+          repeats: int = 1) -> float:
+    """Seconds per operation: the slowest rank's time for `iters` back-to-back ops, the
+    median of `repeats` such runs (one unlucky run then shows as no dip)."""
     run = case.run_pyhccl if impl == "pyhccl" else case.run_mpi
     run(warmup, stream)
-    case.mpi.Barrier()
-    t0 = time.perf_counter()
-    run(iters, stream)
-    elapsed = time.perf_counter() - t0
-    return float(case.mpi.allreduce(elapsed, op=MPI.MAX)) / iters
+    samples = []
+    for _ in range(repeats):
+        case.mpi.Barrier()
+        t0 = time.perf_counter()
+        run(iters, stream)
+        elapsed = time.perf_counter() - t0
+        samples.append(float(case.mpi.allreduce(elapsed, op=MPI.MAX)) / iters)
+    return float(np.median(samples))
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
@@ -205,8 +210,23 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("-r", "--root", type=int, default=0)
     p.add_argument("--compare", choices=["mpi"], help="also time mpi4py, alternating")
     p.add_argument("--json", metavar="FILE", help="write the rows as JSON")
-    p.add_argument("--plot", metavar="FILE.png", help="draw busbw against size (matplotlib)")
+    p.add_argument("--plot", metavar="FILE.png",
+                   help="draw busbw and time against size (needs matplotlib: "
+                        "pip install 'pyhccl-host[plot]')")
+    p.add_argument("-R", "--repeats", type=int, default=None,
+                   help="time each size this many times and report the median "
+                        "(default 1, or 5 with --plot)")
     args = p.parse_args(argv)
+    if args.repeats is None:
+        args.repeats = 5 if args.plot else 1
+    if args.repeats < 1:
+        p.error("-R must be >= 1")
+    if args.plot:
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            p.error("--plot needs matplotlib, which is not installed: "
+                    "pip install 'pyhccl-host[plot]' (or pip install matplotlib)")
     args.dtype = TYPE_ALIASES.get(args.dtype.lower(), args.dtype.lower())
     try:
         pyhccl.as_datatype(args.dtype)
@@ -227,7 +247,7 @@ def header(args: argparse.Namespace, size: int) -> List[str]:
     lines = [f"# pyhccl.bench {args.op} on {size} {'rank' if size == 1 else 'ranks'}, "
              f"dtype {args.dtype}, op {args.redop}, root {args.root}, iters {args.iters}, "
              f"warm-up {args.warmup_iters}, {'round trips' if args.blocking else 'queued'}; pyhccl {pyhccl.__version__}, {lib}",
-             "# time: slowest rank per op (us); algbw, busbw: GB/s"]
+             f"# time: slowest rank per op (us{', median of %d runs' % args.repeats if args.repeats > 1 else ''}); algbw, busbw: GB/s"]
     cols = (f"#{'size(B)':>12} {'count':>11} {'type':>8} {'redop':>5} {'root':>4} "
             f"{'time':>10} {'algbw':>7} {'busbw':>7} {'#wrong':>6}")
     if args.compare:
@@ -250,31 +270,32 @@ def row_text(row: Dict[str, Any], compare: bool) -> str:
 
 def plot(path: str, rows: List[Dict[str, Any]], args: argparse.Namespace, size: int) -> str:
     """Draw busbw against size into `path`; return a note for the report."""
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return f"# --plot: matplotlib is not installed; {path} not written"
-    from matplotlib.ticker import FuncFormatter
+    import matplotlib                     # present: parse_args checked
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator, FuncFormatter, NullLocator
     fig, (bw, lat) = plt.subplots(1, 2, figsize=(11, 4.2), dpi=120)
     mpi_rows = [r for r in rows if r.get("mpi_busbw") is not None]
     mpi_name = f"mpi4py ({MPI.Get_library_version().split()[0]})"
     for ax, key, mkey, label in ((bw, "busbw", "mpi_busbw", "bus bandwidth (GB/s)"),
-                                 (lat, "time_us", "mpi_time_us", "time per operation (us)")):
+                                 (lat, "time_us", "mpi_time_us", "time per operation (µs)")):
         ax.plot([r["size"] for r in rows], [r[key] for r in rows], "o-", label="pyhccl")
         if mpi_rows:
             ax.plot([r["size"] for r in mpi_rows], [r[mkey] for r in mpi_rows], "s--",
                     label=mpi_name)
         ax.set_xscale("log", base=2)
+        # a tick at every measured size (-f apart), no minor ones in between
+        ax.xaxis.set_major_locator(FixedLocator([r["size"] for r in rows]))
+        ax.xaxis.set_minor_locator(NullLocator())
         ax.xaxis.set_major_formatter(FuncFormatter(lambda x, _pos: human_size(x)))
+        ax.tick_params(axis="x", labelrotation=45 if len(rows) > 8 else 0)
         ax.set_xlabel("size S (bytes)")
         ax.set_ylabel(label)
         ax.grid(True, which="both", alpha=0.3)
         ax.legend()
     lat.set_yscale("log")
-    fig.suptitle(f"{args.op}, {args.dtype}, {size} {'rank' if size == 1 else 'ranks'} "
-                 f"(higher busbw and lower time are better)")
+    fig.suptitle(f"{args.op}, {args.dtype}, {size} {'rank' if size == 1 else 'ranks'}, "
+                 f"median of {args.repeats} runs (higher busbw and lower time are better)")
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
@@ -307,7 +328,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         for impl in order:
             if impl == "mpi" and not case.mpi_ok:
                 continue
-            t = timed(case, impl, iters, args.warmup_iters, stream)
+            t = timed(case, impl, iters, args.warmup_iters, stream, args.repeats)
             wrong = int(mpi.allreduce(case.wrong(impl), op=MPI.SUM)) if args.check else 0
             result[impl] = (t, wrong)
         factor = FACTORS[args.op](size)

