@@ -108,7 +108,11 @@ class BuildWithRuntime(build_ext):
         lib_dst = os.path.join(pkg, "lib")
         os.makedirs(lib_dst, exist_ok=True)
         for name in HOST_LIBS:
-            shutil.copy2(os.path.join(out, name), lib_dst)
+            # copy beside, then rename: a process that has the old library mapped
+            # (tests running during a rebuild) keeps it intact instead of crashing
+            tmp = os.path.join(lib_dst, f".{name}.tmp")
+            shutil.copy2(os.path.join(out, name), tmp)
+            os.replace(tmp, os.path.join(lib_dst, name))
         inc_dst = os.path.join(pkg, "include")
         shutil.rmtree(inc_dst, ignore_errors=True)
         shutil.copytree(os.path.join(HERE, "include"), inc_dst)
