@@ -295,6 +295,7 @@ cdef extern from "hccl/hccl.h" nogil:
     HcclResult PyhcclStreamTakeOpError(aclrtStream stream, PyhcclOpError *info, int32_t *found)
     HcclResult PyhcclCancelSetups()
     HcclResult PyhcclCommAbort(HcclComm comm)
+    HcclResult PyhcclCommDestroyTimeout(HcclComm comm, int32_t timeoutMs)
 
 # ---- what an older CANN toolkit lacks ----------------------------------------
 # For a build against a toolkit (PYHCCL_CANN), conf/cann_config.py writes one

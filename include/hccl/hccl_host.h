@@ -90,6 +90,13 @@ HCCL_API_VISIBILITY HcclResult PyhcclCancelSetups(void);
  * Survivors can build a new communicator among themselves. */
 HCCL_API_VISIBILITY HcclResult PyhcclCommAbort(HcclComm comm);
 
+/* HcclCommDestroy with a deadline: waits at most timeoutMs (>= 0) for the
+ * communicator's enqueued operations; any still in flight then are aborted
+ * (as by PyhcclCommAbort: they fail at once here, their peers learn that this
+ * rank left) and the call returns HCCL_E_TIMEOUT with a message listing
+ * them. The communicator is destroyed either way. */
+HCCL_API_VISIBILITY HcclResult PyhcclCommDestroyTimeout(HcclComm comm, int32_t timeoutMs);
+
 #ifdef __cplusplus
 }
 #endif

@@ -325,19 +325,38 @@ cdef class Comm:
             })
         return out
 
-    def destroy(self):
+    def destroy(self, timeout=None):
         """Destroy the communicator (HcclCommDestroy); a second call does nothing.
 
         Work already enqueued should be synchronised first. Every rank should
         destroy its communicator.
+
+        Args:
+            timeout: None: wait for the enqueued work as HcclCommDestroy does
+                (each operation is bounded by the exec timeout). Seconds:
+                wait at most that long, then abort what is still in flight
+                (it fails at once here; peers learn that this rank left) and
+                raise (PyhcclCommDestroyTimeout). The communicator is
+                destroyed either way. At interpreter exit pyhccl destroys
+                the communicators left with PYHCCL_EXIT_TIMEOUT (1 s).
+
+        Raises:
+            HcclError: HCCL_E_TIMEOUT naming the operations abandoned.
         """
         cdef HcclComm handle = self._handle
+        cdef int32_t ms = -1
+        if timeout is not None:
+            ms = _timeout_ms(timeout, "destroy")
         if handle == NULL:
             return
         self._handle = NULL
         _live_comms.discard(self)
-        with nogil:
-            CHKHCCL(HcclCommDestroy(handle), "HcclCommDestroy")
+        if ms < 0:
+            with nogil:
+                CHKHCCL(HcclCommDestroy(handle), "HcclCommDestroy")
+        else:
+            with nogil:
+                CHKHCCL(PyhcclCommDestroyTimeout(handle, ms), "PyhcclCommDestroyTimeout")
 
     def __enter__(self):
         return self

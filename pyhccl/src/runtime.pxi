@@ -58,8 +58,14 @@ def is_initialized():
 
 
 def _atexit_finalize():
+    # At exit nothing may wait for long: work that cannot finish within
+    # PYHCCL_EXIT_TIMEOUT seconds (default 1) is aborted, and said so on stderr.
     try:
-        finalize()
+        limit = float(os.environ.get("PYHCCL_EXIT_TIMEOUT", "1"))
+    except ValueError:
+        limit = 1.0
+    try:
+        _finalize(max(limit, 0.0))
     except Exception:
         pass
 
@@ -74,10 +80,22 @@ def finalize():
     Raises:
         AclError: aclFinalize failed.
     """
+    _finalize(None)
+
+
+def _finalize(limit):
+    """finalize(); `limit` (seconds, at exit) bounds the wait for each communicator's
+    work, then aborts it instead of waiting up to the exec timeout."""
     global _initialized, _generation
     cdef aclError err
     if not _initialized:
         return
+    if limit is not None:       # abort first: the streams below then drain at once
+        for comm in list(_live_comms):
+            try:
+                comm.destroy(timeout=limit)
+            except Exception as exc:
+                print(f"pyhccl: at exit: {exc}", file=sys.stderr, flush=True)
     # Let queued work (host functions included) finish while Python still runs.
     try:
         _default_stream.synchronize()

@@ -46,20 +46,34 @@ HcclResult HcclCommInitRootInfoConfig(uint32_t nRanks, const HcclRootInfo *rootI
   return init_common(nRanks, rootInfo, rank, config, comm, "HcclCommInitRootInfoConfig");
 }
 
-HcclResult HcclCommDestroy(HcclComm comm) {
-  const char *api = "HcclCommDestroy";
+namespace {
+
+HcclResult destroy(HcclComm comm, const char *api, int64_t timeout_ms) {
   std::shared_ptr<Comm> c;
   HCCL_TRY(hccl::check_comm(comm, api, &c));
   hccl::run_state_callbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_PRE);
   c = hccl::comm_unregister(comm);
   if (!c) return hccl::check_comm(comm, api, &c);  // destroyed meanwhile by another thread
   std::shared_ptr<Comm> keep = c;
-  HcclResult r = hccl::comm_destroy(std::move(c), api);
+  HcclResult r = hccl::comm_destroy(std::move(c), api, timeout_ms);
   // Registered memory is released with the communicator (its queued work ran).
   hccl::windows_drop(*keep);
   hccl::memory_drop_comm(keep->id);
   hccl::run_state_callbacks(comm, HCCL_COMM_STATE_PHASE_DESTROY_POST);
   return r;
+}
+
+}  // namespace
+
+HcclResult HcclCommDestroy(HcclComm comm) { return destroy(comm, "HcclCommDestroy", -1); }
+
+HcclResult PyhcclCommDestroyTimeout(HcclComm comm, int32_t timeoutMs) {
+  const char *api = "PyhcclCommDestroyTimeout";
+  if (timeoutMs < 0) {
+    hostrt::set_error("%s: timeoutMs (%d) must be >= 0", api, timeoutMs);
+    return HCCL_E_PARA;
+  }
+  return destroy(comm, api, timeoutMs);
 }
 
 HcclResult HcclGetRankSize(HcclComm comm, uint32_t *rankSize) {

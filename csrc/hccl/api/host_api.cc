@@ -131,14 +131,8 @@ HcclResult PyhcclCancelSetups(void) {
 HcclResult PyhcclCommAbort(HcclComm comm) {
   std::shared_ptr<Comm> c;
   HCCL_TRY(hccl::check_comm(comm, "PyhcclCommAbort", &c));
-  // Peers learn who aborted (first notice wins); this rank's operations get
-  // their own, distinct error.
-  const std::string peers_see = "rank " + std::to_string(c->rank) + " aborted the communicator";
-  const uint64_t seq = c->running_seq != 0 ? c->running_seq.load() : c->op_seq + 1;
-  c->engine->notify_failure(HCCL_E_REMOTE, peers_see, seq);
-  const std::string here = "the communicator was aborted on this rank (PyhcclCommAbort)";
-  c->fail(HCCL_E_UNAVAIL, here);
-  c->engine->interrupt(HCCL_E_UNAVAIL, here);
+  hccl::comm_abort(*c, "rank " + std::to_string(c->rank) + " aborted the communicator",
+                   "the communicator was aborted on this rank (PyhcclCommAbort)");
   return HCCL_SUCCESS;
 }
 

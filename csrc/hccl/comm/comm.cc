@@ -86,7 +86,39 @@ std::shared_ptr<Comm> comm_lookup_name(const char *name) {
   return best;
 }
 
-HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api) {
+void comm_abort(Comm &c, const std::string &peers_see, const std::string &here) {
+  // Peers learn who aborted (first notice wins); this rank's operations get
+  // their own, distinct error.
+  const uint64_t seq = c.running_seq != 0 ? c.running_seq.load() : c.op_seq + 1;
+  c.engine->notify_failure(HCCL_E_REMOTE, peers_see, seq);
+  c.fail(HCCL_E_UNAVAIL, here);
+  c.engine->interrupt(HCCL_E_UNAVAIL, here);
+}
+
+namespace {
+
+// "#12 HcclAllReduce (running), HcclSend (queued)": the operations not done.
+std::string unfinished(const Comm &c) {
+  std::string out;
+  int shown = 0, more = 0;
+  for (const OpRecord &r : c.flight.snapshot()) {
+    if (r.state != OpRecord::kQueued && r.state != OpRecord::kRunning) continue;
+    if (shown == 4) {
+      ++more;
+      continue;
+    }
+    if (!out.empty()) out += ", ";
+    if (r.seq != 0) out += "#" + std::to_string(r.seq) + " ";
+    out += std::string(r.api) + (r.state == OpRecord::kRunning ? " (running)" : " (queued)");
+    ++shown;
+  }
+  if (more) out += " and " + std::to_string(more) + " more";
+  return out;
+}
+
+}  // namespace
+
+HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api, int64_t timeout_ms) {
   // Work already enqueued still runs: wait for it (each op is bounded by the
   // exec timeout once it starts). If it does not drain in time (a stream held
   // up by something else), ops that start later fail fast, and the resources
@@ -102,8 +134,25 @@ HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api) {
   // once): no need to wait for them.
   const long long limit_s =
       failed ? 1 : static_cast<long long>(comm->settings.exec_timeout_s) + 10;
-  auto limit = std::chrono::seconds(limit_s);
+  std::chrono::milliseconds limit = std::chrono::seconds(limit_s);
+  if (timeout_ms >= 0 && !failed) limit = std::chrono::milliseconds(timeout_ms);
   bool drained = comm->cv.wait_for(lock, limit, [&] { return comm->in_flight == 0; });
+  if (!drained && timeout_ms >= 0 && !failed) {
+    // The caller's deadline: abandon the rest, and say what it was.
+    const std::string what = unfinished(*comm);
+    const int n = comm->in_flight;
+    lock.unlock();
+    comm_abort(*comm, "rank " + std::to_string(comm->rank) + " destroyed the communicator with "
+                          "operations in flight (its deadline passed)",
+               "the communicator was destroyed with this operation in flight");
+    lock.lock();
+    comm->cv.wait_for(lock, std::chrono::seconds(2), [&] { return comm->in_flight == 0; });
+    comm->destroyed = true;
+    lock.unlock();
+    hostrt::set_error("%s: %d operation(s) did not finish within %lld ms and were aborted: %s",
+                      api, n, static_cast<long long>(timeout_ms), what.c_str());
+    return HCCL_E_TIMEOUT;
+  }
   comm->destroyed = true;
   lock.unlock();
   if (!drained && !failed) {

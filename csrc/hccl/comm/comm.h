@@ -91,8 +91,15 @@ std::shared_ptr<Comm> comm_lookup_name(const char *name);
 // ---- lifecycle (comm_init.cc, comm.cc) ----
 HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,
                      const HcclCommConfig *config, const char *api, HcclComm *out);
-// Waits (bounded) for the comm's enqueued work, then releases it.
-HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api);
+// Waits (bounded) for the comm's enqueued work, then releases it. With
+// timeout_ms >= 0, work still in flight after that long is aborted (as by
+// comm_abort; peers are told this rank left) and the call fails with
+// HCCL_E_TIMEOUT naming what it abandoned.
+HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api, int64_t timeout_ms = -1);
+// Aborts the communicator on this rank: every pending and later operation
+// fails at once with `here`; peers' pending operations fail naming
+// `peers_see` (PyhcclCommAbort, and destroy at a deadline).
+void comm_abort(Comm &c, const std::string &peers_see, const std::string &here);
 
 // ---- execution (exec.cc) ----
 // Enqueues op on stream (already resolved and checked). E_* + message on failure.
