@@ -60,7 +60,8 @@ class StrippedInstallLib(install_lib):
 
     def install(self):
         outfiles = super().install() or []
-        libs = [p for p in outfiles if p.endswith(".so") and os.path.isfile(p)]
+        libs = [p for p in outfiles if os.path.isfile(p) and
+                (p.endswith(".so") or os.path.basename(p) == "cann_tool")]
         if libs and not self.dry_run:
             subprocess.check_call([os.environ.get("STRIP", "strip"), "--strip-unneeded", *libs])
         return outfiles
@@ -109,6 +110,11 @@ class BuildWithRuntime(build_ext):
         os.makedirs(lib_dst, exist_ok=True)
         for name in HOST_LIBS:
             shutil.copy2(os.path.join(out, name), lib_dst)
+        # The package directory doubles as a CANN toolkit (python -m pyhccl --prefix):
+        # include/, lib/ and bin/cann_tool, which finds lib/ through $ORIGIN/../lib.
+        bin_dst = os.path.join(pkg, "bin")
+        os.makedirs(bin_dst, exist_ok=True)
+        shutil.copy2(os.path.join(HERE, "build", "bin", "cann_tool"), bin_dst)
         inc_dst = os.path.join(pkg, "include")
         shutil.rmtree(inc_dst, ignore_errors=True)
         shutil.copytree(os.path.join(HERE, "include"), inc_dst)
