@@ -41,11 +41,22 @@ static const char *origin_value(const char *key) {
   return found;
 }
 
+/* `path` without its last `levels` components ("/" at most). */
+static const char *up(const char *path, int levels) {
+  char *out = strdup(path);
+  while (levels-- > 0) {
+    char *slash = strrchr(out, '/');
+    if (slash == NULL || slash == out) return "/";
+    *slash = '\0';
+  }
+  return out;
+}
+
 /* The directory to put on PYTHONPATH so `import pyhccl` finds this toolkit's package. */
 static const char *package_parent(void) {
-  if (is_file(tool_join(tool_prefix(), "__init__.py"))) return tool_join(tool_prefix(), "..");
+  if (is_file(tool_join(tool_prefix(), "__init__.py"))) return up(tool_prefix(), 1);
   const char *pkg = origin_value("package");
-  return pkg && is_file(tool_join(pkg, "__init__.py")) ? tool_join(pkg, "..") : NULL;
+  return pkg && is_file(tool_join(pkg, "__init__.py")) ? up(pkg, 1) : NULL;
 }
 
 /* Whether `python -c "import pyhccl"` works, output discarded. */
@@ -100,7 +111,7 @@ int cmd_info(int argc, char **argv) {
   cands[n++] = getenv("PYHCCL_PYTHON");
   cands[n++] = origin_value("python");
   if (parent != NULL) {
-    cands[n++] = tool_join(parent, "../../../bin/python3");  /* <venv>/lib/pythonX.Y/site-packages */
+    cands[n++] = tool_join(up(parent, 3), "bin/python3");  /* <venv>/lib/pythonX.Y/site-packages */
     cands[n++] = tool_join(parent, ".venv/bin/python");      /* an in-place build's checkout */
   }
   cands[n++] = on_path("python3");
