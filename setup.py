@@ -27,7 +27,8 @@ from setuptools.command.install_lib import install_lib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CANN = os.path.abspath(os.environ["PYHCCL_CANN"]) if os.environ.get("PYHCCL_CANN") else ""
-HOST_LIBS = ["libascendcl.so", "libhccl.so", "libacl_rt.so", "libmsprofiler.so", "libhcomm.so"]
+HOST_LIBS = ["libascendcl.so", "libhccl.so", "libacl_rt.so", "libmsprofiler.so", "libhcomm.so",
+             "libacl_tdt.so", "libacl_mdl.so"]
 
 
 def say(msg):
