@@ -8,6 +8,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -39,8 +40,16 @@ def plain_env(**extra):
     return env
 
 
+def venv_env(**extra):
+    """plain_env without PYTHONPATH: a venv's Python imports its own pyhccl."""
+    env = plain_env(**extra)
+    env.pop("PYTHONPATH", None)
+    return env
+
+
 def run(cmd, timeout=120, **kw):
     kw.setdefault("env", plain_env())
+    kw.setdefault("cwd", tempfile.gettempdir())  # not the checkout: `-m` imports from the cwd
     return subprocess.run([str(c) for c in cmd], capture_output=True, text=True,
                           timeout=timeout, **kw)
 
@@ -174,8 +183,8 @@ def _make_venv(path):
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(path)], check=True,
                    timeout=120)
     python = path / "bin" / "python"
-    site = Path(run([python, "-c", "import site; print(site.getsitepackages()[0])"])
-                .stdout.strip())
+    site = Path(run([python, "-c", "import site; print(site.getsitepackages()[0])"],
+                    env=venv_env()).stdout.strip())
     import numpy
     (site / "numpy-from-test.pth").write_text(str(Path(numpy.__file__).parents[1]) + "\n")
     shutil.copytree(Path(pyhccl.__file__).parent, site / "pyhccl",
@@ -188,11 +197,11 @@ def _make_venv(path):
 def test_installed_toolkit_survives_moving_the_venv(tmp_path):
     python, site = _make_venv(tmp_path / "venv")
     dest = tmp_path / "opt" / "cann"
-    proc = run(pyhccl_cmd("install-toolkit", dest, python=python))
+    proc = run(pyhccl_cmd("install-toolkit", dest, python=python), env=venv_env())
     assert proc.returncode == 0, proc.stderr
     assert f"export CANN_HOME={dest}" in proc.stdout
     # A second install over the first replaces it.
-    assert run(pyhccl_cmd("install-toolkit", dest, python=python)).returncode == 0
+    assert run(pyhccl_cmd("install-toolkit", dest, python=python), env=venv_env()).returncode == 0
     origin = (dest / "share" / "pyhccl" / "origin").read_text()
     assert f"python {python}" in origin and f"package {site / 'pyhccl'}" in origin
     # Nothing in the copy points outside it.
@@ -201,12 +210,12 @@ def test_installed_toolkit_survives_moving_the_venv(tmp_path):
             assert path.resolve().is_relative_to(dest.resolve()), path
     # The package inside the venv is a toolkit too: its cann_tool finds the venv's Python.
     inside = run([site / "pyhccl" / "bin" / "cann_tool", "info"],
-                 env=plain_env(PATH="/usr/bin:/bin"))
+                 env=venv_env(PATH="/usr/bin:/bin"))
     assert inside.returncode == 0 and f"Python:    {site.parents[2] / 'bin' / 'python3'}" \
         in inside.stdout, inside.stdout + inside.stderr
 
     shutil.move(tmp_path / "venv", tmp_path / "moved-venv")
-    env = plain_env(PATH=f"{dest}/bin:/usr/bin:/bin", LD_LIBRARY_PATH=f"{dest}/lib")
+    env = venv_env(PATH=f"{dest}/bin:/usr/bin:/bin", LD_LIBRARY_PATH=f"{dest}/lib")
     version = run(["cann_tool", "--version"], env=env)
     assert version.returncode == 0, version.stderr
     assert f"{dest}/lib/libhccl.so" in version.stdout
@@ -222,7 +231,7 @@ def test_installed_toolkit_survives_moving_the_venv(tmp_path):
     # The moved venv's own toolkit (its package directory) still runs the four steps.
     seed = ROOT / "examples" / "seed"
     proc = run(["bash", seed / "four_steps.sh"], timeout=300,
-               env=plain_env(PYTHON=str(moved), RANKS="2", RUNS="1",
+               env=venv_env(PYTHON=str(moved), RANKS="2", RUNS="1",
                              WORKDIR=str(tmp_path / "work")))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # With the venv gone entirely, the copy still builds and runs C programs.
