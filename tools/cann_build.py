@@ -74,6 +74,7 @@ def extension_names():
     with open(os.path.join(ROOT, "include", "hccl", "hccl_host.h")) as f:
         text = f.read()
     return sorted(set(re.findall(r"\}\s*(Pyhccl\w+);", text)) |
+                  set(re.findall(r"typedef struct \w+ \*(Pyhccl\w+);", text)) |
                   set(re.findall(r"\b(Pyhccl\w+)\s*\(", text)))
 
 

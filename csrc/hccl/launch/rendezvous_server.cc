@@ -203,7 +203,7 @@ void GroupServer::answer(Asker &a, const RequestHead &h, const std::string &grp,
   bool fits = n == nranks && rank < nranks;
   if (complete_) {
     std::string msg = head + " is in use: all " + std::to_string(nranks) + " ranks of its job have joined";
-    if (fits) msg += " (rank " + std::to_string(rank) + ": " + claims_[rank] + ")";
+    if (fits && rank != 0) msg += " (rank " + std::to_string(rank) + ": " + claims_[rank] + ")";
     msg += "; another job uses the same group name, or this rank was started twice: choose another group "
            "name, or start the job again once that one has ended";
     PYHCCL_LOG(common::kWarning, "HCCL", "%s: refused rank %u of %u (%s): the group is complete",

@@ -1,0 +1,173 @@
+/*
+ * The acltdt communicator API from C99, one process per rank, no MPI
+ * (tests/test_c_tdt.py starts them):
+ *
+ *   tdt_check RANK WORLD GROUP MODE [HOLD_MS]
+ *
+ * MODE "flow": every acltdt collective with checked results, then each
+ * argument error; "hold": create, wait HOLD_MS, destroy; "create": create and
+ * destroy. A failed acltdtCreateComm prints "CREATE_FAIL <code> <message>"
+ * and exits 3; any other failure prints "FAIL ..." and exits 1; success
+ * prints "OK rank R".
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "acl/acl.h"
+#include "acl/acl_tdt.h"
+#include "hccl/hccl.h"
+
+static int g_rank;
+
+#define CHECK(expr)                                                                          \
+    do {                                                                                     \
+        aclError e_ = (expr);                                                                \
+        if (e_ != ACL_SUCCESS) {                                                             \
+            const char *m_ = aclGetRecentErrMsg();                                           \
+            printf("FAIL rank %d: %s = %d (%s)\n", g_rank, #expr, e_, m_ ? m_ : "");          \
+            return 1;                                                                        \
+        }                                                                                    \
+    } while (0)
+
+/* A call that must fail with `code` and a message containing `word`. */
+#define EXPECT_ERR(expr, code, word)                                                         \
+    do {                                                                                     \
+        aclError e_ = (expr);                                                                \
+        const char *m_ = aclGetRecentErrMsg();                                               \
+        if (e_ != (code) || m_ == NULL || strstr(m_, (word)) == NULL) {                      \
+            printf("FAIL rank %d: %s = %d (%s), wanted %d and \"%s\"\n", g_rank, #expr, e_,   \
+                   m_ ? m_ : "", (int)(code), (word));                                       \
+            return 1;                                                                        \
+        }                                                                                    \
+        printf("misuse rank %d: %s\n", g_rank, m_);                                          \
+    } while (0)
+
+static int near(double a, double b) { return a - b < 1e-3 && b - a < 1e-3; }
+
+static int flow(acltdtComm comm, aclrtStream stream, int rank, int world) {
+    enum { N = 256 };
+    float host[N];
+    void *dev = NULL;
+    int i, r;
+    /* The article's AllReduce: element i of rank r is r * 0.1 + i. */
+    for (i = 0; i < N; ++i) host[i] = (float)rank * 0.1f + (float)i;
+    CHECK(aclrtMalloc(&dev, sizeof(host), ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMemcpy(dev, sizeof(host), host, sizeof(host), ACL_MEMCPY_HOST_TO_DEVICE));
+    CHECK(acltdtCommAllReduce(comm, dev, sizeof(host), ACL_FLOAT, ACL_TDT_COMM_REDUCE_SUM, stream));
+    CHECK(aclrtSynchronizeStream(stream));
+    CHECK(aclrtMemcpy(host, sizeof(host), dev, sizeof(host), ACL_MEMCPY_DEVICE_TO_HOST));
+    double base = 0;
+    for (r = 0; r < world; ++r) base += r * 0.1;
+    for (i = 0; i < N; ++i)
+        if (!near(host[i], base + (double)i * world)) {
+            printf("FAIL rank %d: allreduce[%d] = %g, want %g\n", rank, i, host[i], base + (double)i * world);
+            return 1;
+        }
+    printf("RESULT rank %d: %g %g %g %g %g\n", rank, host[0], host[1], host[2], host[3], host[4]);
+
+    /* MAX over int32, on the communicator's stream (NULL). */
+    int32_t iv[3] = {rank, -rank, 7};
+    CHECK(acltdtCommAllReduce(comm, iv, sizeof(iv), ACL_INT32, ACL_TDT_COMM_REDUCE_MAX, NULL));
+    CHECK(aclrtSynchronizeStream(stream));
+    if (iv[0] != world - 1 || iv[1] != 0 || iv[2] != 7) {
+        printf("FAIL rank %d: max allreduce gave %d %d %d\n", rank, iv[0], iv[1], iv[2]);
+        return 1;
+    }
+    /* Broadcast from the last rank. */
+    int64_t b[4];
+    for (i = 0; i < 4; ++i) b[i] = rank == world - 1 ? 1000 + i : -1;
+    CHECK(acltdtCommBroadcast(comm, b, sizeof(b), ACL_INT64, world - 1, stream));
+    CHECK(aclrtSynchronizeStream(stream));
+    for (i = 0; i < 4; ++i)
+        if (b[i] != 1000 + i) {
+            printf("FAIL rank %d: broadcast[%d] = %lld\n", rank, i, (long long)b[i]);
+            return 1;
+        }
+    /* AllGather of two doubles per rank. */
+    double mine[2] = {rank, rank + 0.5}, all[2 * 64];
+    if (world > 64) return 0;
+    CHECK(acltdtCommAllGather(comm, mine, all, sizeof(mine), ACL_DOUBLE, stream));
+    CHECK(aclrtSynchronizeStream(stream));
+    for (r = 0; r < world; ++r)
+        if (all[2 * r] != r || all[2 * r + 1] != r + 0.5) {
+            printf("FAIL rank %d: allgather block %d = %g %g\n", rank, r, all[2 * r], all[2 * r + 1]);
+            return 1;
+        }
+    /* ReduceScatter (sum) of uint16: block k of rank r holds r + k. */
+    uint16_t send[64], got = 0;
+    for (r = 0; r < world; ++r) send[r] = (uint16_t)(rank + r);
+    CHECK(acltdtCommReduceScatter(comm, send, &got, sizeof(got), ACL_UINT16, ACL_TDT_COMM_REDUCE_SUM, stream));
+    CHECK(aclrtSynchronizeStream(stream));
+    if (got != (uint16_t)(world * (world - 1) / 2 + world * rank)) {
+        printf("FAIL rank %d: reducescatter gave %u\n", rank, got);
+        return 1;
+    }
+    /* The HcclComm underneath is a working one. */
+    void *hccl = NULL;
+    uint32_t size = 0;
+    int32_t id = -1, ws = -1;
+    CHECK(acltdtCommGetHcclComm(comm, &hccl));
+    CHECK(acltdtCommGetRankId(comm, &id));
+    CHECK(acltdtCommGetWorldSize(comm, &ws));
+    if (HcclGetRankSize(hccl, &size) != HCCL_SUCCESS || size != (uint32_t)world || id != rank || ws != world) {
+        printf("FAIL rank %d: getters gave size %u id %d world %d\n", rank, size, id, ws);
+        return 1;
+    }
+
+    /* Argument errors: each fails before anything is enqueued, on every rank alike. */
+    EXPECT_ERR(acltdtCommAllReduce(comm, dev, sizeof(host) - 1, ACL_FLOAT, ACL_TDT_COMM_REDUCE_SUM, stream),
+               ACL_ERROR_INVALID_PARAM, "not a multiple of the element size");
+    EXPECT_ERR(acltdtCommAllGather(comm, mine, all, 3, ACL_DOUBLE, stream), ACL_ERROR_INVALID_PARAM, "sendBytes (3)");
+    EXPECT_ERR(acltdtCommAllReduce(comm, dev, sizeof(host), ACL_BOOL, ACL_TDT_COMM_REDUCE_SUM, stream),
+               ACL_ERROR_INVALID_PARAM, "dataType (12)");
+    EXPECT_ERR(acltdtCommAllReduce(comm, dev, sizeof(host), ACL_FLOAT, (acltdtCommReduceOp)9, stream),
+               ACL_ERROR_INVALID_PARAM, "acltdtCommAllReduce");
+    EXPECT_ERR(acltdtCommBroadcast(comm, b, sizeof(b), ACL_INT64, world, stream), ACL_ERROR_INVALID_PARAM,
+               "root");
+    EXPECT_ERR(acltdtCommAllReduce(NULL, dev, sizeof(host), ACL_FLOAT, ACL_TDT_COMM_REDUCE_SUM, stream),
+               ACL_ERROR_INVALID_PARAM, "comm is a null pointer");
+    EXPECT_ERR(acltdtCommAllReduce(comm, NULL, sizeof(host), ACL_FLOAT, ACL_TDT_COMM_REDUCE_SUM, stream),
+               ACL_ERROR_INVALID_PARAM, "acltdtCommAllReduce: HcclAllReduce");
+    CHECK(aclrtFree(dev));
+    return 0;
+}
+
+int main(int argc, char **argv) {
+    if (argc < 5) {
+        fprintf(stderr, "usage: %s RANK WORLD GROUP flow|hold|create [HOLD_MS]\n", argv[0]);
+        return 2;
+    }
+    int rank = atoi(argv[1]), world = atoi(argv[2]);
+    const char *group = argv[3], *mode = argv[4];
+    int hold_ms = argc > 5 ? atoi(argv[5]) : 0;
+    g_rank = rank;
+    CHECK(aclInit(NULL));
+    CHECK(aclrtSetDevice(rank >= 0 ? rank % 8 : 0));
+    aclrtStream stream = NULL;
+    CHECK(aclrtCreateStream(&stream));
+    acltdtComm comm = NULL;
+    aclError e = acltdtCreateComm(&comm, world, rank, group, stream);
+    if (e != ACL_SUCCESS) {
+        const char *m = aclGetRecentErrMsg();
+        printf("CREATE_FAIL %d %s\n", e, m ? m : "");
+        fflush(stdout);
+        return 3;
+    }
+    printf("CREATED rank %d\n", rank);
+    fflush(stdout);
+    if (strcmp(mode, "flow") == 0 && flow(comm, stream, rank, world) != 0) return 1;
+    if (strcmp(mode, "hold") == 0) {
+        struct timespec ts = {hold_ms / 1000, (long)(hold_ms % 1000) * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    CHECK(acltdtDestroyComm(comm));
+    EXPECT_ERR(acltdtDestroyComm(comm), ACL_ERROR_INVALID_PARAM, "not a live acltdtComm");
+    CHECK(aclrtDestroyStream(stream));
+    CHECK(aclrtResetDevice(rank % 8));
+    CHECK(aclFinalize());
+    printf("OK rank %d\n", rank);
+    return 0;
+}
