@@ -105,7 +105,7 @@ def test_cann_tool_help_lists_subcommands(prefix):
 def test_cann_tool_check_passes(prefix, nranks):
     proc = run([prefix / "bin" / "cann_tool", "check", "-n", nranks], timeout=180)
     assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert f"22 of 22 checks passed on {nranks} rank" in proc.stdout
+    assert f"29 of 29 checks passed on {nranks} rank" in proc.stdout
     for op in ("AllReduce", "Broadcast", "AllGather", "ReduceScatter", "Barrier"):
         assert op in proc.stdout
 
@@ -146,7 +146,7 @@ def test_cann_tool_check_fails_on_a_wrong_result(prefix, tmp_path):
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "AllReduce     float32 sum              1031 elements    FAILED: 1 wrong elements, " \
            "first [1030] = -7777" in proc.stderr
-    assert "checks passed on 1 rank" in proc.stdout and "22 of 22" not in proc.stdout
+    assert "checks passed on 1 rank" in proc.stdout and "29 of 29" not in proc.stdout
 
 
 def test_cann_tool_info_and_env(prefix):

@@ -3,7 +3,8 @@
  * Starts RANKS processes (fork; default 1), one device each, joins them into one HCCL
  * communicator (rank 0's root info reaches the others through pipes), runs AllReduce,
  * Broadcast, AllGather, ReduceScatter and Barrier at several sizes on device buffers
- * and compares every element with the value computed here. Exit status 0 when every
+ * and compares every element with the value computed here; then the same ranks meet
+ * again by group name through the acltdt communicator API (tdt.c). Exit status 0 when every
  * rank agrees, 1 when any result is wrong or any call fails, 2 on bad usage. A rank
  * that does not finish within the time limit is killed and named. */
 #define _GNU_SOURCE
@@ -61,7 +62,7 @@ static int read_all(int fd, void *buf, size_t n) {
 }
 
 /* One rank, in its own process: returns the exit status. */
-static int rank_main(int rank, int nranks, int pipes[][2], int verbose) {
+static int rank_main(int rank, int nranks, int pipes[][2], int verbose, pid_t job) {
   struct check_ctx ctx = {.rank = rank, .nranks = nranks, .verbose = verbose};
   HcclRootInfo root;
   if (aclInit(NULL) != ACL_SUCCESS || aclrtSetDevice(rank) != ACL_SUCCESS) {
@@ -96,6 +97,9 @@ static int rank_main(int rank, int nranks, int pipes[][2], int verbose) {
   if (aclrtCreateStream(&ctx.stream) != ACL_SUCCESS) return 1;
   run_collective_checks(&ctx);
   HcclCommDestroy(ctx.comm);
+  char group[64];  /* unique to this run of the tool */
+  snprintf(group, sizeof(group), "cann_tool_check.%ld", (long)job);
+  run_tdt_checks(&ctx, group);
   aclrtDestroyStream(ctx.stream);
   aclrtResetDevice(rank);
   aclFinalize();
@@ -111,7 +115,8 @@ static int usage(FILE *out, int status) {
           "usage: cann_tool check [-n RANKS] [-t SECONDS] [-v]\n"
           "Self test through the C libraries: RANKS processes (default 1, at most %d) join one\n"
           "HCCL communicator and run AllReduce, Broadcast, AllGather, ReduceScatter and\n"
-          "Barrier at 1, 1031 and 262147 elements; every element is checked. -t: seconds\n"
+          "Barrier at 1, 1031 and 262147 elements, then through the acltdt communicator\n"
+          "API (ranks meeting by group name); every element is checked. -t: seconds\n"
           "before a rank that has not finished is killed (default 120). -v: every rank prints.\n"
           "Exit status: 0 all passed, 1 a check failed, 2 bad usage.\n",
           MAX_RANKS);
@@ -175,7 +180,7 @@ int cmd_check(int argc, char **argv) {
     if (pids[r] == 0) {
       prctl(PR_SET_PDEATHSIG, SIGKILL);  /* never outlive the tool */
       if (getppid() != parent) _exit(1);
-      _exit(rank_main(r, nranks, pipes, verbose));
+      _exit(rank_main(r, nranks, pipes, verbose, parent));
     }
   }
   for (int r = 0; r < nranks; r++) {

@@ -17,4 +17,7 @@ struct check_ctx {
  * rank 0 (every rank with verbose) prints a line per check. */
 void run_collective_checks(struct check_ctx *ctx);
 
+/* The same through the acltdt communicator API (tdt.c): the ranks meet by `group`. */
+void run_tdt_checks(struct check_ctx *ctx, const char *group);
+
 #endif /* PYHCCL_CANN_TOOL_CHECK_H_ */
