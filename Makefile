@@ -173,5 +173,6 @@ test-multihost: build
 	timeout 900 $(PY) -m pytest -q $(PYTEST_ARGS) tests/multihost
 
 clean:
-	rm -rf build wheelhouse pyhccl/lib pyhccl/include pyhccl/_core.c pyhccl/_core.cpp \
-	  pyhccl/_core*.so pyhccl/_build_config.py examples/allreduce_c benchmarks/collbench
+	rm -rf build wheelhouse pyhccl/lib pyhccl/include pyhccl/bin pyhccl/_core.c pyhccl/_core.cpp \
+	  pyhccl/_core*.so pyhccl/_build_config.py examples/allreduce_c benchmarks/collbench \
+	  examples/seed/aigc_hccl_allreduce_example
