@@ -6,9 +6,10 @@
  *
  * MODE "flow": every acltdt collective with checked results, then each
  * argument error; "hold": create, wait HOLD_MS, destroy; "create": create and
- * destroy. A failed acltdtCreateComm prints "CREATE_FAIL <code> <message>"
- * and exits 3; any other failure prints "FAIL ..." and exits 1; success
- * prints "OK rank R".
+ * destroy; "rdv": no acltdt at all, PyhcclRendezvousOpen + HcclCommInitRootInfo
+ * + HcclAllReduce (the same rendezvous for HCCL programs). A failed set-up
+ * prints "CREATE_FAIL <code> <message>" and exits 3; any other failure prints
+ * "FAIL ..." and exits 1; success prints "OK rank R".
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdio.h>
@@ -19,6 +20,7 @@
 #include "acl/acl.h"
 #include "acl/acl_tdt.h"
 #include "hccl/hccl.h"
+#include "hccl/hccl_host.h"
 
 static int g_rank;
 
@@ -135,9 +137,40 @@ static int flow(acltdtComm comm, aclrtStream stream, int rank, int world) {
     return 0;
 }
 
+/* The rendezvous from plain HCCL: sums rank + 1 over the ranks. */
+static int rdv(const char *group, int rank, int world, aclrtStream stream) {
+    HcclRootInfo root;
+    PyhcclRendezvous r = NULL;
+    HcclComm comm = NULL;
+    HcclResult h = PyhcclRendezvousOpen(group, (uint32_t)world, (uint32_t)rank, &root, &r);
+    if (h == HCCL_SUCCESS) {
+        h = HcclCommInitRootInfo((uint32_t)world, &root, (uint32_t)rank, &comm);
+        if (h != HCCL_SUCCESS) PyhcclRendezvousClose(r);
+    }
+    if (h != HCCL_SUCCESS) {
+        const char *m = aclGetRecentErrMsg();
+        printf("CREATE_FAIL %d %s\n", (int)h, m ? m : "");
+        return 3;
+    }
+    printf("CREATED rank %d\n", rank);
+    float v = (float)(rank + 1);
+    CHECK(HcclAllReduce(&v, &v, 1, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, comm, stream) == HCCL_SUCCESS
+              ? ACL_SUCCESS : ACL_ERROR_FAILURE);
+    CHECK(aclrtSynchronizeStream(stream));
+    if (!near(v, world * (world + 1) / 2.0)) {
+        printf("FAIL rank %d: HcclAllReduce gave %g\n", rank, v);
+        return 1;
+    }
+    printf("RESULT rank %d: %g\n", rank, v);
+    CHECK(HcclCommDestroy(comm) == HCCL_SUCCESS ? ACL_SUCCESS : ACL_ERROR_FAILURE);
+    CHECK(PyhcclRendezvousClose(r) == HCCL_SUCCESS ? ACL_SUCCESS : ACL_ERROR_FAILURE);
+    printf("OK rank %d\n", rank);
+    return 0;
+}
+
 int main(int argc, char **argv) {
     if (argc < 5) {
-        fprintf(stderr, "usage: %s RANK WORLD GROUP flow|hold|create [HOLD_MS]\n", argv[0]);
+        fprintf(stderr, "usage: %s RANK WORLD GROUP flow|hold|create|rdv [HOLD_MS]\n", argv[0]);
         return 2;
     }
     int rank = atoi(argv[1]), world = atoi(argv[2]);
@@ -148,6 +181,7 @@ int main(int argc, char **argv) {
     CHECK(aclrtSetDevice(rank >= 0 ? rank % 8 : 0));
     aclrtStream stream = NULL;
     CHECK(aclrtCreateStream(&stream));
+    if (strcmp(mode, "rdv") == 0) return rdv(group, rank, world, stream);
     acltdtComm comm = NULL;
     aclError e = acltdtCreateComm(&comm, world, rank, group, stream);
     if (e != ACL_SUCCESS) {
