@@ -113,6 +113,18 @@ def _optional(name: str) -> str:
     return str(getattr(mod, "__version__", "installed"))
 
 
+def _toolkit() -> str:
+    """The CANN_HOME of this pyhccl (python -m pyhccl --prefix), or why there is none."""
+    from pyhccl import toolkit
+    try:
+        where = toolkit.prefix()
+    except toolkit.ToolkitError as exc:
+        return f"incomplete: {exc}"
+    if pyhccl.HOST_RUNTIME:
+        return f"{where} (CANN_HOME for C programs: include/, lib/, bin/cann_tool)"
+    return f"{where} (the CANN toolkit this build uses)"
+
+
 def collect() -> List[Tuple[str, List[Tuple[str, str]]]]:
     """Return the report as (section, [(key, value)]) pairs."""
     import numpy
@@ -137,6 +149,7 @@ def collect() -> List[Tuple[str, List[Tuple[str, str]]]]:
         ("include dir", pyhccl.get_include()),
     ]
     runtime += [(lib, path) for lib, path in sorted(libs.items())]
+    runtime.append(("toolkit", _toolkit()))
     runtime += [
         ("SoC name", str(pyhccl.get_soc_name())),
         ("run mode", pyhccl.get_run_mode()),

@@ -75,7 +75,7 @@ def test_prefix_is_the_package_laid_out_as_a_toolkit(prefix):
     assert (prefix / "include" / "acl" / "acl_tdt.h").is_file()
 
 
-def test_cann_tool_version_from_path(prefix):
+def test_cann_tool_version_from_path(prefix, tmp_path):
     env = plain_env(PATH=f"{prefix}/bin:{os.environ['PATH']}")
     proc = run(["cann_tool", "--version"], env=env)
     assert proc.returncode == 0, proc.stderr
@@ -85,6 +85,9 @@ def test_cann_tool_version_from_path(prefix):
     assert f"ACL {major}.{minor}.{patch} headers" in out and "host runtime" in out
     assert f"{prefix}/lib/libascendcl.so" in out and f"{prefix}/lib/libhccl.so" in out
     assert run(["cann_tool", "version"], env=env).stdout == out
+    # A link to it elsewhere (say /usr/local/bin) still finds its toolkit.
+    (tmp_path / "cann_tool").symlink_to(prefix / "bin" / "cann_tool")
+    assert run([tmp_path / "cann_tool", "--version"]).stdout == out
 
 
 def test_cann_tool_help_lists_subcommands(prefix):
@@ -161,6 +164,26 @@ def test_cann_tool_info_and_env(prefix):
     assert ld.split(":")[0] == f"{prefix}/lib"
     devices = run([tool, "devices"], env=plain_env(PYHCCL_DEVICE_COUNT="3"))
     assert devices.returncode == 0 and "devices:  3" in devices.stdout
+
+
+def test_info_names_the_toolkit(prefix):
+    proc = run(pyhccl_cmd("info"))
+    assert proc.returncode == 0, proc.stderr
+    assert f"toolkit: {prefix} (CANN_HOME for C programs: include/, lib/, bin/cann_tool)" \
+        in proc.stdout
+
+
+def test_an_incomplete_toolkit_is_named(tmp_path):
+    python, site = _make_venv(tmp_path / "venv")
+    (site / "pyhccl" / "lib" / "libacl_mdl.so").unlink()
+    (site / "pyhccl" / "bin" / "cann_tool").unlink()
+    lacks = f"{site / 'pyhccl'} lacks lib/libacl_mdl.so, bin/cann_tool: rebuild pyhccl"
+    proc = run(pyhccl_cmd("--prefix", python=python), env=venv_env())
+    assert proc.returncode == 1 and proc.stdout == "" and lacks in proc.stderr, proc.stderr
+    proc = run(pyhccl_cmd("install-toolkit", tmp_path / "dest", python=python), env=venv_env())
+    assert proc.returncode == 1 and lacks in proc.stderr and not (tmp_path / "dest").exists()
+    proc = run(pyhccl_cmd("info", python=python), env=venv_env())
+    assert proc.returncode == 0 and f"toolkit: incomplete: {lacks}" in proc.stdout
 
 
 def test_install_toolkit_refuses_what_it_must_not_overwrite(tmp_path):
