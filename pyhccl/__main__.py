@@ -56,6 +56,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     if args.command == "info":
         from pyhccl import info
         return info.main()
+    out = []
     if args.command == "install-toolkit" or args.prefix:
         from pyhccl import toolkit
         try:
@@ -64,13 +65,11 @@ def main(argv: Optional[List[str]] = None) -> int:
                 print(f"pyhccl: toolkit installed in {dest}\n"
                       f"  export CANN_HOME={shlex.quote(dest)}   (or: source {dest}/set_env.sh)")
                 return 0
-            print(toolkit.prefix())
-            return 0
+            out.append(toolkit.prefix())
         except (toolkit.ToolkitError, OSError) as exc:
             print(f"python -m pyhccl: {args.command or '--prefix'}: {exc}", file=sys.stderr)
             return 1
     inc, lib, libs = _build()
-    out = []
     if args.cflags:
         out.append("-I" + shlex.quote(inc))
     if args.libs:

@@ -111,8 +111,11 @@ int cmd_info(int argc, char **argv) {
   cands[n++] = getenv("PYHCCL_PYTHON");
   cands[n++] = origin_value("python");
   if (parent != NULL) {
-    cands[n++] = tool_join(up(parent, 3), "bin/python3");  /* <venv>/lib/pythonX.Y/site-packages */
-    cands[n++] = tool_join(parent, ".venv/bin/python");      /* an in-place build's checkout */
+    const char *base = strrchr(parent, '/');
+    if (base && (strcmp(base, "/site-packages") == 0 || strcmp(base, "/dist-packages") == 0))
+      cands[n++] = tool_join(up(parent, 3), "bin/python3");  /* <venv>/lib/pythonX.Y/site-packages */
+    else
+      cands[n++] = tool_join(parent, ".venv/bin/python");  /* an in-place build's checkout */
   }
   cands[n++] = on_path("python3");
   cands[n++] = on_path("python");
