@@ -1,10 +1,13 @@
 """The article's four steps (examples/seed/four_steps.sh) at 1, 2 and 4 ranks: CANN_HOME
 from `python -m pyhccl --prefix`, cann_tool --version, the article's g++ line on
 examples/seed's program, ranks started by hand with no MPI and no variables, each
-checked; twice in a row at 4 ranks.
+checked; twice in a row at 4 ranks. Each test names its own group (the program's
+optional third argument), so that a run of the suite elsewhere on the machine, or
+`make seed-demo` with the article's group name, cannot meet it.
 
 Plain processes: under mpiexec these tests run in one-process runs only.
 """
+import os
 import shutil
 import sys
 from pathlib import Path
@@ -33,7 +36,7 @@ pytestmark = [
 ])
 def test_four_steps(tmp_path, ranks, runs, values):
     env = plain_env(PYTHON=sys.executable, RANKS=str(ranks), RUNS=str(runs),
-                    WORKDIR=str(tmp_path))
+                    WORKDIR=str(tmp_path), GROUP=f"pyhccl-test-seed.{os.getpid()}.{ranks}")
     proc = run(["bash", SCRIPT], env=env, timeout=380)
     out = proc.stdout
     assert proc.returncode == 0, out + proc.stderr
@@ -50,7 +53,7 @@ def test_four_steps(tmp_path, ranks, runs, values):
 
 def test_four_steps_reports_a_rank_that_fails(tmp_path):
     env = plain_env(PYTHON=sys.executable, RANKS="1", RUNS="1", WORKDIR=str(tmp_path),
-                    RANK_TIMEOUT="60")
+                    RANK_TIMEOUT="60", GROUP=f"pyhccl-test-seed.{os.getpid()}.bad")
     bad = tmp_path / "src"
     bad.mkdir()
     text = SCRIPT.with_name("aigc_hccl_allreduce_example.cpp").read_text()

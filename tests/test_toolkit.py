@@ -255,7 +255,8 @@ def test_installed_toolkit_survives_moving_the_venv(tmp_path):
     seed = ROOT / "examples" / "seed"
     proc = run(["bash", seed / "four_steps.sh"], timeout=300,
                env=venv_env(PYTHON=str(moved), RANKS="2", RUNS="1",
-                             WORKDIR=str(tmp_path / "work")))
+                            WORKDIR=str(tmp_path / "work"),
+                            GROUP=f"pyhccl-test-toolkit.{os.getpid()}"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     # With the venv gone entirely, the copy still builds and runs C programs.
     shutil.rmtree(tmp_path / "moved-venv")
@@ -264,6 +265,7 @@ def test_installed_toolkit_survives_moving_the_venv(tmp_path):
                  f"-L{dest}/lib", "-lacl_tdt", "-lacl_rt", "-lacl_mdl", "-std=c++11"],
                 cwd=tmp_path, timeout=180)
     assert build.returncode == 0, build.stderr
-    solo = run([tmp_path / "prog", "0", "1"], env=env, cwd=tmp_path)
+    solo = run([tmp_path / "prog", "0", "1", f"pyhccl-test-toolkit.{os.getpid()}"], env=env,
+               cwd=tmp_path)
     assert solo.returncode == 0 and "(first 5 elements): 0 1 2 3 4 " in solo.stdout, \
         solo.stdout + solo.stderr

@@ -8,6 +8,9 @@
 //       -I$CANN_HOME/include -L$CANN_HOME/lib -lacl_tdt -lacl_rt -lacl_mdl -std=c++11
 //   ./aigc_hccl_allreduce_example 0 4 & ... ./aigc_hccl_allreduce_example 3 4
 //
+// An optional third argument names another group than the article's
+// "default_aigc_comm_group", so that two jobs can run side by side (tests do).
+//
 // Every rank fills 256 floats with rank*0.1, rank*0.1 + 1, ... and AllReduces them
 // (sum); at 4 ranks each prints 0.6 4.6 8.6 12.6 16.6. The acltdt calls are a pyhccl
 // extension mapped onto HCCL (include/acl/acl_tdt.h): CANN's acl_tdt.h has no
@@ -38,7 +41,7 @@
   } while (0)
 
 static bool parse_rank_args(int argc, char *argv[], int32_t *rank, int32_t *world) {
-  if (argc != 3) return false;
+  if (argc != 3 && argc != 4) return false;
   char *end1 = nullptr, *end2 = nullptr;
   long r = std::strtol(argv[1], &end1, 10), w = std::strtol(argv[2], &end2, 10);
   if (*end1 != '\0' || *end2 != '\0' || w < 1 || r < 0 || r >= w || w > 4096) return false;
@@ -50,8 +53,8 @@ static bool parse_rank_args(int argc, char *argv[], int32_t *rank, int32_t *worl
 int main(int argc, char *argv[]) {
   int32_t rankId = 0, worldSize = 0;
   if (!parse_rank_args(argc, argv, &rankId, &worldSize)) {
-    std::cerr << "Usage: " << argv[0] << " <rank_id> <world_size>  (0 <= rank_id < world_size)"
-              << std::endl;
+    std::cerr << "Usage: " << argv[0] << " <rank_id> <world_size> [group]"
+              << "  (0 <= rank_id < world_size)" << std::endl;
     return 1;
   }
   const int32_t deviceId = rankId;  // one device per rank
@@ -66,8 +69,9 @@ int main(int argc, char *argv[]) {
 
   // The ranks of "default_aigc_comm_group" find each other by that name: no MPI, no
   // variables on one host (across hosts: MASTER_ADDR / MASTER_PORT).
+  const char *group = argc == 4 ? argv[3] : "default_aigc_comm_group";
   acltdtComm comm = nullptr;
-  CHECK_ACL_RET(acltdtCreateComm(&comm, worldSize, rankId, "default_aigc_comm_group", stream));
+  CHECK_ACL_RET(acltdtCreateComm(&comm, worldSize, rankId, group, stream));
   std::cout << "Rank " << rankId << ": acltdtComm created." << std::endl;
 
   const size_t count = 256;

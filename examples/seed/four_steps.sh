@@ -14,8 +14,10 @@
 # Variables: PYTHON (a Python with pyhccl; default python3), RANKS (4), RUNS (2), WORKDIR
 # (where to build and keep the logs; default a fresh temporary directory, removed on
 # success), SOURCE (another aigc_hccl_allreduce_example.cpp to build, e.g. the article's
-# own), RANK_TIMEOUT (seconds a rank may take, default 120). Exit status 0 when every rank
-# of every run printed the right values and exited 0.
+# own), RANK_TIMEOUT (seconds a rank may take, default 120), GROUP (a group name passed as
+# the program's third argument instead of its default "default_aigc_comm_group", so that
+# two runs can share a machine; our program only). Exit status 0 when every rank of every
+# run printed the right values and exited 0.
 set -eo pipefail
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
@@ -69,8 +71,8 @@ for run in $(seq 1 "$RUNS"); do
   echo "# Step 4, run $run of $RUNS: $RANKS ranks started by hand, in the background"
   pids=()
   for rank in $(seq 0 $((RANKS - 1))); do
-    say "./aigc_hccl_allreduce_example $rank $RANKS &"
-    timeout "$RANK_TIMEOUT" ./aigc_hccl_allreduce_example "$rank" "$RANKS" \
+    say "./aigc_hccl_allreduce_example $rank $RANKS${GROUP:+ $GROUP} &"
+    timeout "$RANK_TIMEOUT" ./aigc_hccl_allreduce_example "$rank" "$RANKS" ${GROUP:+"$GROUP"} \
       > "run$run.rank$rank.log" 2>&1 &
     pids+=($!)
   done
