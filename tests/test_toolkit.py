@@ -126,7 +126,7 @@ def test_cann_tool_check_bad_usage(prefix, args, message):
     assert proc.returncode == 2 and message in proc.stderr, proc.stderr
 
 
-SHIM = r"""
+WRONG_SUM = r"""
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdint.h>
@@ -137,19 +137,29 @@ int HcclAllReduce(void *s, void *r, uint64_t n, int t, int op, void *comm, void 
   return real(s, r, n > 1 ? n - 1 : n, t, op, comm, stream);
 }
 """
+# Rank 0 fails before it can hand out the root info: the others must not wait for it.
+NO_ROOT_INFO = "int HcclGetRootInfo(void *root) { (void)root; return 4; }\n"
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
-def test_cann_tool_check_fails_on_a_wrong_result(prefix, tmp_path):
-    (tmp_path / "shim.c").write_text(SHIM)
-    shim = tmp_path / "libshim.so"
-    build = run(["gcc", "-shared", "-fPIC", "-o", shim, tmp_path / "shim.c", "-ldl"])
+@pytest.mark.parametrize("shim,nranks,messages", [
+    (WRONG_SUM, 1, ["AllReduce     float32 sum              1031 elements    FAILED: "
+                    "1 wrong elements, first [1030] = -7777"]),
+    (NO_ROOT_INFO, 3, ["HcclGetRootInfo: internal error",
+                       "rank 1: rank 0 ended before sending its root info",
+                       "rank 2: rank 0 ended before sending its root info"]),
+], ids=["wrong-sum", "rank-0-fails"])
+def test_cann_tool_check_fails_when_something_is_wrong(prefix, tmp_path, shim, nranks, messages):
+    (tmp_path / "shim.c").write_text(shim)
+    lib = tmp_path / "libshim.so"
+    build = run(["gcc", "-shared", "-fPIC", "-o", lib, tmp_path / "shim.c", "-ldl"])
     assert build.returncode == 0, build.stderr
-    proc = run([prefix / "bin" / "cann_tool", "check"], env=plain_env(LD_PRELOAD=str(shim)))
+    proc = run([prefix / "bin" / "cann_tool", "check", "-n", nranks],
+               env=plain_env(LD_PRELOAD=str(lib)))
     assert proc.returncode == 1, proc.stdout + proc.stderr
-    assert "AllReduce     float32 sum              1031 elements    FAILED: 1 wrong elements, " \
-           "first [1030] = -7777" in proc.stderr
-    assert "checks passed on 1 rank" in proc.stdout and "29 of 29" not in proc.stdout
+    for message in messages:
+        assert message in proc.stderr, proc.stderr
+    assert "29 of 29" not in proc.stdout
 
 
 def test_cann_tool_info_and_env(prefix):

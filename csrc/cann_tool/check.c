@@ -65,6 +65,12 @@ static int read_all(int fd, void *buf, size_t n) {
 static int rank_main(int rank, int nranks, int pipes[][2], int verbose, pid_t job) {
   struct check_ctx ctx = {.rank = rank, .nranks = nranks, .verbose = verbose};
   HcclRootInfo root;
+  /* Keep only this rank's end: rank 0 the write ends, the others their read end, so a
+   * rank 0 that dies early is seen as end of file rather than a wait forever. */
+  for (int r = 0; r < nranks; r++) {
+    if (rank != 0) close(pipes[r][1]);
+    if (rank == 0 || r != rank) close(pipes[r][0]);
+  }
   if (aclInit(NULL) != ACL_SUCCESS || aclrtSetDevice(rank) != ACL_SUCCESS) {
     const char *msg = aclGetRecentErrMsg();
     fprintf(stderr, "cann_tool check: rank %d: device %d: %s\n", rank, rank, msg ? msg : "");
@@ -83,10 +89,10 @@ static int rank_main(int rank, int nranks, int pipes[][2], int verbose, pid_t jo
             rank);
     return 1;
   }
-  for (int r = 0; r < nranks; r++) {
-    close(pipes[r][0]);
-    close(pipes[r][1]);
-  }
+  if (rank == 0)
+    for (int r = 0; r < nranks; r++) close(pipes[r][1]);
+  else
+    close(pipes[rank][0]);
   HcclResult res = HcclCommInitRootInfo((uint32_t)nranks, &root, (uint32_t)rank, &ctx.comm);
   if (res != HCCL_SUCCESS) {
     const char *msg = aclGetRecentErrMsg();
