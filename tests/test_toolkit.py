@@ -139,22 +139,25 @@ int HcclAllReduce(void *s, void *r, uint64_t n, int t, int op, void *comm, void 
 """
 # Rank 0 fails before it can hand out the root info: the others must not wait for it.
 NO_ROOT_INFO = "int HcclGetRootInfo(void *root) { (void)root; return 4; }\n"
+# A Barrier that never returns: the tool must kill the rank at its time limit and say so.
+HANG = "#include <unistd.h>\nint HcclBarrier(void *c, void *s) { for (;;) pause(); }\n"
 
 
 @pytest.mark.skipif(shutil.which("gcc") is None, reason="needs gcc")
-@pytest.mark.parametrize("shim,nranks,messages", [
-    (WRONG_SUM, 1, ["AllReduce     float32 sum              1031 elements    FAILED: "
-                    "1 wrong elements, first [1030] = -7777"]),
-    (NO_ROOT_INFO, 3, ["HcclGetRootInfo: internal error",
-                       "rank 1: rank 0 ended before sending its root info",
-                       "rank 2: rank 0 ended before sending its root info"]),
-], ids=["wrong-sum", "rank-0-fails"])
-def test_cann_tool_check_fails_when_something_is_wrong(prefix, tmp_path, shim, nranks, messages):
+@pytest.mark.parametrize("shim,args,messages", [
+    (WRONG_SUM, [], ["AllReduce     float32 sum              1031 elements    FAILED: "
+                     "1 wrong elements, first [1030] = -7777"]),
+    (NO_ROOT_INFO, ["-n", "3"], ["HcclGetRootInfo: internal error",
+                                 "rank 1: rank 0 ended before sending its root info",
+                                 "rank 2: rank 0 ended before sending its root info"]),
+    (HANG, ["-t", "3"], ["rank 0 did not finish in time (-t); killed"]),
+], ids=["wrong-sum", "rank-0-fails", "hang"])
+def test_cann_tool_check_fails_when_something_is_wrong(prefix, tmp_path, shim, args, messages):
     (tmp_path / "shim.c").write_text(shim)
     lib = tmp_path / "libshim.so"
     build = run(["gcc", "-shared", "-fPIC", "-o", lib, tmp_path / "shim.c", "-ldl"])
     assert build.returncode == 0, build.stderr
-    proc = run([prefix / "bin" / "cann_tool", "check", "-n", nranks],
+    proc = run([prefix / "bin" / "cann_tool", "check", *args],
                env=plain_env(LD_PRELOAD=str(lib)))
     assert proc.returncode == 1, proc.stdout + proc.stderr
     for message in messages:
