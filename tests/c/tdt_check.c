@@ -7,7 +7,9 @@
  * MODE "flow": every acltdt collective with checked results, then each
  * argument error; "hold": create, wait HOLD_MS, destroy; "create": create and
  * destroy; "rdv": no acltdt at all, PyhcclRendezvousOpen + HcclCommInitRootInfo
- * + HcclAllReduce (the same rendezvous for HCCL programs). A failed set-up
+ * + HcclAllReduce (the same rendezvous for HCCL programs); "bench": round
+ * trips of acltdtCommAllReduce and of HcclAllReduce on the same communicator,
+ * interleaved, for the cost comparison of docs/LAUNCH.md. A failed set-up
  * prints "CREATE_FAIL <code> <message>" and exits 3; any other failure prints
  * "FAIL ..." and exits 1; success prints "OK rank R".
  */
@@ -137,6 +139,45 @@ static int flow(acltdtComm comm, aclrtStream stream, int rank, int world) {
     return 0;
 }
 
+static double now_us(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e6 + ts.tv_nsec / 1e3;
+}
+
+/* Microseconds per round trip (call + synchronize), best of 5 rounds of `iters`, for
+ * acltdtCommAllReduce and HcclAllReduce alternating round by round. */
+static int bench(acltdtComm comm, aclrtStream stream, int rank) {
+    static const size_t sizes[] = {8, 65536, 4u << 20};
+    void *hccl = NULL, *buf = NULL;
+    CHECK(acltdtCommGetHcclComm(comm, &hccl));
+    CHECK(aclrtMalloc(&buf, 4u << 20, ACL_MEM_MALLOC_HUGE_FIRST));
+    CHECK(aclrtMemset(buf, 4u << 20, 0, 4u << 20));
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); ++s) {
+        size_t bytes = sizes[s];
+        int iters = bytes <= 65536 ? 2000 : 50;
+        double best[2] = {1e30, 1e30};
+        for (int round = -2; round < 10; ++round) {  /* rounds -2, -1: warm-up, not counted */
+            int which = (round + 2) % 2;
+            double t0 = now_us();
+            for (int i = 0; i < iters; ++i) {
+                if (which == 0)
+                    CHECK(acltdtCommAllReduce(comm, buf, bytes, ACL_FLOAT, ACL_TDT_COMM_REDUCE_SUM, stream));
+                else
+                    CHECK(HcclAllReduce(buf, buf, bytes / 4, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, hccl, stream)
+                              == HCCL_SUCCESS ? ACL_SUCCESS : ACL_ERROR_FAILURE);
+                CHECK(aclrtSynchronizeStream(stream));
+            }
+            double us = (now_us() - t0) / iters;
+            if (round >= 0 && us < best[which]) best[which] = us;
+        }
+        if (rank == 0)
+            printf("BENCH bytes=%zu acltdtCommAllReduce_us=%.3f HcclAllReduce_us=%.3f\n", bytes, best[0], best[1]);
+    }
+    CHECK(aclrtFree(buf));
+    return 0;
+}
+
 /* The rendezvous from plain HCCL: sums rank + 1 over the ranks. */
 static int rdv(const char *group, int rank, int world, aclrtStream stream) {
     HcclRootInfo root;
@@ -170,7 +211,7 @@ static int rdv(const char *group, int rank, int world, aclrtStream stream) {
 
 int main(int argc, char **argv) {
     if (argc < 5) {
-        fprintf(stderr, "usage: %s RANK WORLD GROUP flow|hold|create|rdv [HOLD_MS]\n", argv[0]);
+        fprintf(stderr, "usage: %s RANK WORLD GROUP flow|hold|create|rdv|bench [HOLD_MS]\n", argv[0]);
         return 2;
     }
     int rank = atoi(argv[1]), world = atoi(argv[2]);
@@ -193,6 +234,7 @@ int main(int argc, char **argv) {
     printf("CREATED rank %d\n", rank);
     fflush(stdout);
     if (strcmp(mode, "flow") == 0 && flow(comm, stream, rank, world) != 0) return 1;
+    if (strcmp(mode, "bench") == 0 && bench(comm, stream, rank) != 0) return 1;
     if (strcmp(mode, "hold") == 0) {
         struct timespec ts = {hold_ms / 1000, (long)(hold_ms % 1000) * 1000000L};
         nanosleep(&ts, NULL);
