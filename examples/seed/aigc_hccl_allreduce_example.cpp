@@ -4,8 +4,9 @@
 // calls, file name, build line and output, so the article's four steps work as printed
 // (see README.md beside this file; four_steps.sh performs them).
 //
-//   g++ -o aigc_hccl_allreduce_example aigc_hccl_allreduce_example.cpp \
+//   g++ -o aigc_hccl_allreduce_example aigc_hccl_allreduce_example.cpp
 //       -I$CANN_HOME/include -L$CANN_HOME/lib -lacl_tdt -lacl_rt -lacl_mdl -std=c++11
+//     (one line)
 //   ./aigc_hccl_allreduce_example 0 4 & ... ./aigc_hccl_allreduce_example 3 4
 //
 // An optional third argument names another group than the article's
