@@ -17,6 +17,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from pathlib import Path
 
@@ -344,3 +345,51 @@ def test_master_port_taken_by_another_program(check):
         env = clean_env(MASTER_ADDR="127.0.0.1", MASTER_PORT=s.getsockname()[1])
         (rc, out), = run_group(check, [0], 2, group_name("taken"), env=env)
     assert rc == 3 and "did not answer as a pyhccl group" in out, out
+
+
+# -- other users ---------------------------------------------------------------------------
+SETPRIV = shutil.which("setpriv")
+as_other_user = pytest.mark.skipif(os.geteuid() != 0 or SETPRIV is None or not os.path.exists("/usr/bin/python3"),
+                                   reason="needs root, setpriv and /usr/bin/python3 to act as another user")
+NOBODY = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+
+
+@as_other_user
+@pytest.mark.timeout(60)
+def test_group_name_squatted_by_another_user(check):
+    """Another user's process bound this user's name for the group first: neither rank 0
+    nor the others trust it; both say so at once."""
+    group = group_name("squat")
+    squatter = start(NOBODY + ["/usr/bin/python3", "-c",
+                               "import socket, sys, time; s = socket.socket(socket.AF_UNIX); "
+                               "s.bind(b'\\0' + sys.argv[1].encode()); s.listen(); "
+                               "print('ready', flush=True); time.sleep(60)",
+                               f"pyhccl-group/{os.getuid()}/{group}"])
+    try:
+        assert squatter.stdout.readline().strip() == "ready"
+        results = run_group(check, [0, 1], 2, group, env=clean_env(HCCL_CONNECT_TIMEOUT=5))
+    finally:
+        os.killpg(squatter.pid, signal.SIGKILL)
+        squatter.communicate()
+    for rc, out in results:
+        assert rc == 3 and "held by another user's process" in out and "uid 65534" in out, report(results)
+
+
+@as_other_user
+@pytest.mark.timeout(60)
+def test_ranks_of_another_user_do_not_meet(check, tmp_path_factory):
+    """The group is per user: rank 1 run as another user waits for a rank 0 of its own."""
+    shared = Path(tempfile.mkdtemp(prefix="tdt-other-user-"))
+    try:
+        shared.chmod(0o755)
+        exe = shared / "tdt_check"
+        shutil.copy2(check, exe)
+        group = group_name("user")
+        env = clean_env(HCCL_CONNECT_TIMEOUT=2)
+        procs = [start([check, 0, 2, group, "create"], env),
+                 start(NOBODY + [str(exe), "1", "2", group, "create", "0"], env)]
+        results = finish(procs)
+    finally:
+        shutil.rmtree(shared, ignore_errors=True)
+    assert results[0][0] == 3 and "missing: rank 1" in results[0][1], report(results)
+    assert results[1][0] == 3 and "user 65534" in results[1][1], report(results)

@@ -128,9 +128,16 @@ void GroupServer::accept_all() {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       return;
     }
-    if (askers_.size() >= kMaxPending) {
-      net::close_fd(askers_.front().fd);
-      askers_.pop_front();
+    // Full: the oldest goes (closed here, erased by run(), which may hold pointers to it).
+    size_t live = 0;
+    for (const Asker &a : askers_) live += a.fd >= 0;
+    if (live >= kMaxPending) {
+      for (Asker &a : askers_) {
+        if (a.fd < 0) continue;
+        net::close_fd(a.fd);
+        a.fd = -1;
+        break;
+      }
     }
     Asker a;
     a.fd = fd;
