@@ -279,6 +279,34 @@ def test_missing_rank_0_times_out_naming_it(check):
     assert rc == 3 and "waiting for rank 0 of the group" in out and "HCCL_CONNECT_TIMEOUT" in out, out
 
 
+@pytest.mark.timeout(120)
+def test_garbage_and_silent_connections_do_not_stop_the_group(check):
+    """Rank 0 drops a connection that sends garbage and outlives one that says nothing."""
+    group = group_name("junk")
+    name = f"\0pyhccl-group/{os.getuid()}/{group}"
+    p0 = start([check, 0, 2, group, "create"])
+    silent = socket.socket(socket.AF_UNIX)
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            silent.connect(name)
+            break
+        except (ConnectionRefusedError, FileNotFoundError):
+            assert time.monotonic() < deadline and p0.poll() is None, "rank 0 never opened the group"
+            time.sleep(0.05)
+    with socket.socket(socket.AF_UNIX) as junk:
+        junk.connect(name)
+        junk.sendall(b"GET / HTTP/1.0\r\n\r\n" * 4)
+        junk.settimeout(10)
+        try:  # closed without an answer (reset: it left our bytes unread)
+            assert junk.recv(100) == b""
+        except ConnectionResetError:
+            pass
+        results = finish([p0, start([check, 1, 2, group, "create"])])
+    silent.close()
+    assert all(rc == 0 for rc, _ in results), report(results)
+
+
 # -- misuse --------------------------------------------------------------------------------
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("rank,world,group,word", [

@@ -213,3 +213,28 @@ def test_from_env_beside_torchruns_store(tmp_path):
         check_job(run_job(tmp_path, envs), 2)
     finally:
         store.close()
+
+
+@first_rank_only
+@pytest.mark.timeout(60)
+def test_ctrl_c_while_waiting_for_rank_0(tmp_path):
+    """SIGINT while from_env waits for a rank 0 that never comes: KeyboardInterrupt at once."""
+    script = tmp_path / "wait.py"
+    script.write_text("import pyhccl, sys\nprint('waiting', flush=True)\n"
+                      f"pyhccl.Comm.from_env(1, 2, group='t{os.getpid()}-ctrlc')\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(OUTER)}
+    env["HCCL_CONNECT_TIMEOUT"] = "60"
+    p = subprocess.Popen([sys.executable, str(script)], env=env, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, text=True)
+    try:
+        assert p.stdout.readline().strip() == "waiting"
+        time.sleep(1.0)
+        t0 = time.monotonic()
+        p.send_signal(2)
+        out = p.communicate(timeout=30)[0]
+        assert time.monotonic() - t0 < 10
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode != 0 and "KeyboardInterrupt" in out, out
