@@ -139,8 +139,11 @@ def expected(world):
 def test_article_flow(seed, world):
     """Every hand-started rank prints the article's numbers (0.6 4.6 8.6 12.6 16.6 at 4), and
     a second run right after the first works (nothing stale)."""
+    # Its own group name (the program's optional third argument): a `make seed-demo` or
+    # another run of this suite may use the article's at the same time.
+    group = group_name("seed")
     for attempt in range(2 if world == 4 else 1):
-        results = finish([start([seed, r, world]) for r in range(world)])
+        results = finish([start([seed, r, world, group]) for r in range(world)])
         for rank, (rc, out) in enumerate(results):
             assert rc == 0, f"run {attempt + 1}:\n{report(results)}"
             m = re.search(rf"Rank {rank}: Global gradients \(first 5 elements\): ([-\d. e+]+)", out)
