@@ -1,6 +1,9 @@
 # pyhccl: one-command set-up, build, demo and tests (see README.md).
 #   make demo   build if needed, then run the gradient-aggregation example and the
-#               data-parallel training example on 4 ranks
+#               data-parallel training example on 4 ranks, then the article's four steps
+#               (make seed-demo: examples/seed/four_steps.sh)
+#   make toolkit PREFIX=/opt/cann  copy the CANN-toolkit layout (include/, lib/,
+#               bin/cann_tool) there; python -m pyhccl --prefix is the in-place one
 #   make test   build if needed, then run the examples at 2 and 4 ranks (short settings)
 #               and the whole test suite at 1, 2 and 4 ranks
 #   make wheel  a manylinux wheel in wheelhouse/ (auditwheel repair); make test-wheel checks it
@@ -13,7 +16,7 @@ MPIEXEC := $(VENV)/bin/mpiexec
 RANKS   ?= 1 2 4
 PYTEST_ARGS ?=
 
-.PHONY: torch-venv test-torch test-torch-examples all build demo test test-examples test-multihost test-c test-cann test-openmpi wheel test-wheel bench clean
+.PHONY: seed-demo toolkit torch-venv test-torch test-torch-examples all build demo test test-examples test-multihost test-c test-cann test-openmpi wheel test-wheel bench clean
 all: build
 
 $(VENV)/.installed: requirements-dev.txt
@@ -30,6 +33,17 @@ build: $(VENV)/.installed
 demo: build
 	$(MPIEXEC) -n 4 $(PY) examples/allreduce.py
 	$(MPIEXEC) -n 4 $(PY) examples/train.py
+	$(MAKE) --no-print-directory seed-demo
+
+# The article's four steps with CANN_HOME=$$(python -m pyhccl --prefix): cann_tool
+# --version, its g++ line on examples/seed's program, 4 ranks started by hand (no MPI), twice.
+seed-demo: build
+	PYTHON=$(abspath $(PY)) timeout 600 examples/seed/four_steps.sh
+
+# A copy of the toolkit that keeps working when the venv moves (pyhccl/toolkit.py).
+toolkit: build
+	@test -n "$(PREFIX)" || { echo "usage: make toolkit PREFIX=/opt/cann" >&2; exit 2; }
+	$(PY) -m pyhccl install-toolkit $(PREFIX)
 
 examples/allreduce_c: examples/allreduce.c build
 	$(VENV)/bin/mpicc -O2 -Iinclude $< -o $@ -Lpyhccl/lib -lhccl -lascendcl -lm -Wl,-rpath,'$$ORIGIN/../pyhccl/lib'
@@ -159,5 +173,6 @@ test-multihost: build
 	timeout 900 $(PY) -m pytest -q $(PYTEST_ARGS) tests/multihost
 
 clean:
-	rm -rf build wheelhouse pyhccl/lib pyhccl/include pyhccl/_core.c pyhccl/_core.cpp \
-	  pyhccl/_core*.so pyhccl/_build_config.py examples/allreduce_c benchmarks/collbench
+	rm -rf build wheelhouse pyhccl/lib pyhccl/include pyhccl/bin pyhccl/_core.c pyhccl/_core.cpp \
+	  pyhccl/_core*.so pyhccl/_build_config.py examples/allreduce_c benchmarks/collbench \
+	  examples/seed/aigc_hccl_allreduce_example

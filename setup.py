@@ -27,7 +27,8 @@ from setuptools.command.install_lib import install_lib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 CANN = os.path.abspath(os.environ["PYHCCL_CANN"]) if os.environ.get("PYHCCL_CANN") else ""
-HOST_LIBS = ["libascendcl.so", "libhccl.so", "libacl_rt.so", "libmsprofiler.so", "libhcomm.so"]
+HOST_LIBS = ["libascendcl.so", "libhccl.so", "libacl_rt.so", "libmsprofiler.so", "libhcomm.so",
+             "libacl_tdt.so", "libacl_mdl.so"]
 
 
 def say(msg):
@@ -60,10 +61,20 @@ class StrippedInstallLib(install_lib):
 
     def install(self):
         outfiles = super().install() or []
-        libs = [p for p in outfiles if p.endswith(".so") and os.path.isfile(p)]
+        libs = [p for p in outfiles if os.path.isfile(p) and
+                (p.endswith(".so") or os.path.basename(p) == "cann_tool")]
         if libs and not self.dry_run:
             subprocess.check_call([os.environ.get("STRIP", "strip"), "--strip-unneeded", *libs])
         return outfiles
+
+
+def replace_file(src, dst_dir):
+    """Copy src into dst_dir beside the old file, then rename over it: a process that has
+    the old file mapped (tests running during a rebuild) keeps it intact."""
+    dst = os.path.join(dst_dir, os.path.basename(src))
+    tmp = os.path.join(dst_dir, f".{os.path.basename(src)}.tmp")
+    shutil.copy2(src, tmp)
+    os.replace(tmp, dst)
 
 
 class BuildWithRuntime(build_ext):
@@ -108,11 +119,12 @@ class BuildWithRuntime(build_ext):
         lib_dst = os.path.join(pkg, "lib")
         os.makedirs(lib_dst, exist_ok=True)
         for name in HOST_LIBS:
-            # copy beside, then rename: a process that has the old library mapped
-            # (tests running during a rebuild) keeps it intact instead of crashing
-            tmp = os.path.join(lib_dst, f".{name}.tmp")
-            shutil.copy2(os.path.join(out, name), tmp)
-            os.replace(tmp, os.path.join(lib_dst, name))
+            replace_file(os.path.join(out, name), lib_dst)
+        # The package directory doubles as a CANN toolkit (python -m pyhccl --prefix):
+        # include/, lib/ and bin/cann_tool, which finds lib/ through $ORIGIN/../lib.
+        bin_dst = os.path.join(pkg, "bin")
+        os.makedirs(bin_dst, exist_ok=True)
+        replace_file(os.path.join(HERE, "build", "bin", "cann_tool"), bin_dst)
         inc_dst = os.path.join(pkg, "include")
         shutil.rmtree(inc_dst, ignore_errors=True)
         shutil.copytree(os.path.join(HERE, "include"), inc_dst)

@@ -29,6 +29,9 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("ASCEND_GLOBAL_LOG_LEVEL", "3", "log level: 0 debug (a line per collective) .. 3 error"),
     ("ASCEND_SLOG_PRINT_TO_STDOUT", "unset", "1: log lines go to stdout instead of stderr"),
     ("ASCEND_PROCESS_LOG_PATH", "unset", "a directory for pyhccl-<pid>.log files"),
+    ("MASTER_ADDR", "unset", "rank 0's host for ranks started by hand on several hosts"),
+    ("MASTER_PORT", "unset", "the TCP port rank 0 listens on for them (with MASTER_ADDR)"),
+    ("TORCHELASTIC_USE_AGENT_STORE", "unset", "True (torchrun): the group meets on MASTER_PORT + 1"),
     ("PYHCCL_LAUNCH_BLOCKING", "0", "1: every HCCL call waits for its operation"),
     ("PYHCCL_TRACE", "unset", "a directory: write a Chrome trace of stream tasks and collectives"),
     ("PYHCCL_DEVICE_COUNT", "8", "number of logical devices"),
@@ -119,6 +122,18 @@ def _optional(name: str) -> str:
     return str(getattr(mod, "__version__", "installed"))
 
 
+def _toolkit() -> str:
+    """The CANN_HOME of this pyhccl (python -m pyhccl --prefix), or why there is none."""
+    from pyhccl import toolkit
+    try:
+        where = toolkit.prefix()
+    except toolkit.ToolkitError as exc:
+        return f"incomplete: {exc}"
+    if pyhccl.HOST_RUNTIME:
+        return f"{where} (CANN_HOME for C programs: include/, lib/, bin/cann_tool)"
+    return f"{where} (the CANN toolkit this build uses)"
+
+
 def collect() -> List[Tuple[str, List[Tuple[str, str]]]]:
     """Return the report as (section, [(key, value)]) pairs."""
     import numpy
@@ -143,6 +158,7 @@ def collect() -> List[Tuple[str, List[Tuple[str, str]]]]:
         ("include dir", pyhccl.get_include()),
     ]
     runtime += [(lib, path) for lib, path in sorted(libs.items())]
+    runtime.append(("toolkit", _toolkit()))
     runtime += [
         ("SoC name", str(pyhccl.get_soc_name())),
         ("run mode", pyhccl.get_run_mode()),

@@ -296,6 +296,10 @@ cdef extern from "hccl/hccl.h" nogil:
     HcclResult PyhcclCancelSetups()
     HcclResult PyhcclCommAbort(HcclComm comm)
     HcclResult PyhcclCommDestroyTimeout(HcclComm comm, int32_t timeoutMs)
+    ctypedef void *PyhcclRendezvous
+    HcclResult PyhcclRendezvousOpen(const char *group, uint32_t nRanks, uint32_t rank,
+                                    HcclRootInfo *rootInfo, PyhcclRendezvous *rendezvous)
+    HcclResult PyhcclRendezvousClose(PyhcclRendezvous rendezvous)
 
 # ---- what an older CANN toolkit lacks ----------------------------------------
 # For a build against a toolkit (PYHCCL_CANN), conf/cann_config.py writes one

@@ -133,8 +133,10 @@ def test_rows_have_library_and_status():
     for name, lib, status in doc_rows():
         if name not in decl:
             continue
+        # the acltdt communicator API (acl/acl_tdt.h) maps onto HCCL: it lives in libhccl
         want = HEADER_ONLY if decl[name][1] else (
-            "libascendcl.so" if name.startswith("acl") else "libhccl.so")
+            "libascendcl.so" if name.startswith("acl") and not name.startswith("acltdt")
+            else "libhccl.so")
         if lib != want:
             bad.append(f"{name}: library {lib!r}, expected {want!r}")
         if not (status == "works" or status.startswith(("works:", "works, partial:",
@@ -199,6 +201,8 @@ REAL_HCCL_VARIABLES = {"HCCL_CONNECT_TIMEOUT", "HCCL_EXEC_TIMEOUT", "HCCL_IF_IP"
 
 # CANN's logging variables, honoured as CANN documents them.
 CANN_LOG_VARIABLES = {"ASCEND_GLOBAL_LOG_LEVEL", "ASCEND_SLOG_PRINT_TO_STDOUT", "ASCEND_PROCESS_LOG_PATH"}
+# torch's launcher variables: where rank 0 of ranks started by hand listens (docs/LAUNCH.md).
+TORCH_LAUNCH_VARIABLES = {"MASTER_ADDR", "MASTER_PORT", "TORCHELASTIC_USE_AGENT_STORE"}
 
 
 def test_only_real_hccl_variables_use_the_hccl_prefix():
@@ -207,5 +211,6 @@ def test_only_real_hccl_variables_use_the_hccl_prefix():
     read = env_reads()
     invented = sorted(v for v in read if v.startswith("HCCL_") and v not in REAL_HCCL_VARIABLES)
     assert not invented, f"tuning variables must use the PYHCCL_ prefix: {invented}"
-    bad = sorted(v for v in read if not v.startswith(("HCCL_", "PYHCCL_")) and v not in CANN_LOG_VARIABLES)
+    bad = sorted(v for v in read if not v.startswith(("HCCL_", "PYHCCL_"))
+                 and v not in CANN_LOG_VARIABLES | TORCH_LAUNCH_VARIABLES)
     assert not bad, f"environment variables without an HCCL_/PYHCCL_ prefix: {bad}"

@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 LIBS = ["libascendcl.so", "libhccl.so", "libacl_rt.so", "libmsprofiler.so", "libhcomm.so"]
 SOURCES = ["setup.py", "pyproject.toml", "README.md", "LICENSE", "conf", "include", "pyhccl",
            "tests"]
-GENERATED = {"lib", "include", "_build_config.py", "__pycache__"}  # of an in-place build
+GENERATED = {"lib", "include", "bin", "_build_config.py", "__pycache__"}  # of an in-place build
 
 # What a toolkit older than pyhccl's headers lacks: (header, kind, name). "enumval" removes
 # the enumerator line, "func" the whole declaration, "typedef" a `typedef ... name;` line.
@@ -74,6 +74,7 @@ def extension_names():
     with open(os.path.join(ROOT, "include", "hccl", "hccl_host.h")) as f:
         text = f.read()
     return sorted(set(re.findall(r"\}\s*(Pyhccl\w+);", text)) |
+                  set(re.findall(r"typedef struct \w+ \*(Pyhccl\w+);", text)) |
                   set(re.findall(r"\b(Pyhccl\w+)\s*\(", text)))
 
 

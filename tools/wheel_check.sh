@@ -21,7 +21,8 @@ python3 -m zipfile -e "$wheel" "$tmp/unpacked"
 if find "$tmp/unpacked" -name '*.c' -o -name '*.cpp' -o -name '*.pyx' | grep .; then
   echo "wheel_check: the wheel ships generated or Cython sources (above)" >&2; exit 1
 fi
-for so in "$tmp"/unpacked/pyhccl/lib/*.so "$tmp"/unpacked/pyhccl/_core*.so; do
+for so in "$tmp"/unpacked/pyhccl/lib/*.so "$tmp"/unpacked/pyhccl/_core*.so \
+          "$tmp"/unpacked/pyhccl/bin/cann_tool; do
   if readelf -S "$so" | grep -qE '\.symtab|\.debug_'; then
     echo "wheel_check: $so is not stripped" >&2; exit 1
   fi
@@ -49,11 +50,16 @@ import os, sys
 import pyhccl
 assert pyhccl.__file__.startswith(sys.prefix), pyhccl.__file__
 assert pyhccl.HOST_RUNTIME
-for name in ("libascendcl.so", "libhccl.so", "libacl_rt.so", "libmsprofiler.so", "libhcomm.so"):
-    assert os.path.exists(os.path.join(pyhccl.get_library_dir(), name)), name
+from pyhccl import toolkit
+prefix = toolkit.prefix()  # raises if the installed toolkit lacks a library, header or tool
+assert toolkit.missing(prefix) == [] and os.access(os.path.join(prefix, "bin", "cann_tool"), os.X_OK)
 print("wheel_check: installed", pyhccl.__version__, "at", os.path.dirname(pyhccl.__file__))
 EOF
 python -m pyhccl --libs
+say "the toolkit: cann_tool --version and a 2-rank cann_tool check from CANN_HOME/bin"
+CANN_HOME=$(python -m pyhccl --prefix)
+"$CANN_HOME/bin/cann_tool" --version
+timeout 120 "$CANN_HOME/bin/cann_tool" check -n 2
 say "running the demo: mpiexec -n 4 python examples/allreduce.py"
 timeout 300 mpiexec -n 4 python "$root/examples/allreduce.py"
 say "ok"

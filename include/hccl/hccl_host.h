@@ -97,6 +97,31 @@ HCCL_API_VISIBILITY HcclResult PyhcclCommAbort(HcclComm comm);
  * them. The communicator is destroyed either way. */
 HCCL_API_VISIBILITY HcclResult PyhcclCommDestroyTimeout(HcclComm comm, int32_t timeoutMs);
 
+/* Ranks started by hand, with no MPI (docs/LAUNCH.md): the rendezvous that
+ * acltdtCreateComm uses, for HcclCommInitRootInfo. Every rank calls
+ * PyhcclRendezvousOpen with the same group name (1 to 127 bytes) and nRanks
+ * and its own rank, then HcclCommInitRootInfo(nRanks, rootInfo, rank, &comm).
+ * Rank 0 makes the root info (HcclGetRootInfo) and opens the group; the other
+ * ranks wait for it, at most HCCL_CONNECT_TIMEOUT seconds, and receive the
+ * root info from it. Where they meet:
+ *   - MASTER_ADDR and MASTER_PORT set (torch's variables): rank 0 listens on
+ *     TCP port MASTER_PORT (all addresses), the others dial MASTER_ADDR;
+ *   - otherwise, on this host: an abstract unix socket named after the user
+ *     and the group, owned by rank 0 (gone with its process); only processes
+ *     of the same user are answered.
+ * A group stays open until rank 0 closes its handle: meanwhile a second job
+ * opening the same group gets HCCL_E_UNAVAIL with a message naming the
+ * process that has it. Close the handle on every rank after the
+ * communicator is destroyed, or when HcclCommInitRootInfo failed. */
+typedef struct PyhcclRendezvousImpl *PyhcclRendezvous;
+
+HCCL_API_VISIBILITY HcclResult PyhcclRendezvousOpen(const char *group, uint32_t nRanks, uint32_t rank,
+                                                    HcclRootInfo *rootInfo,
+                                                    PyhcclRendezvous *rendezvous);
+
+/* Closes the rendezvous (rank 0: the group; NULL is fine). */
+HCCL_API_VISIBILITY HcclResult PyhcclRendezvousClose(PyhcclRendezvous rendezvous);
+
 #ifdef __cplusplus
 }
 #endif

@@ -40,6 +40,7 @@ cdef class Comm:
     cdef int32_t _device
     cdef object _name
     cdef uint64_t _splits      # split() calls so far (numbers their subCommIds)
+    cdef object _rendezvous    # from_env: the group rendezvous, closed by destroy()
     cdef object __weakref__
 
     def __cinit__(self, nranks, root_info, rank, config=None):
@@ -351,12 +352,17 @@ cdef class Comm:
             return
         self._handle = NULL
         _live_comms.discard(self)
-        if ms < 0:
-            with nogil:
-                CHKHCCL(HcclCommDestroy(handle), "HcclCommDestroy")
-        else:
-            with nogil:
-                CHKHCCL(PyhcclCommDestroyTimeout(handle, ms), "PyhcclCommDestroyTimeout")
+        try:
+            if ms < 0:
+                with nogil:
+                    CHKHCCL(HcclCommDestroy(handle), "HcclCommDestroy")
+            else:
+                with nogil:
+                    CHKHCCL(PyhcclCommDestroyTimeout(handle, ms), "PyhcclCommDestroyTimeout")
+        finally:
+            if self._rendezvous is not None:  # rank 0: its group's name is free again
+                self._rendezvous.close()
+                self._rendezvous = None
 
     def __enter__(self):
         return self
@@ -364,6 +370,21 @@ cdef class Comm:
     def __exit__(self, *exc):
         self.destroy()
         return False
+
+    @classmethod
+    def from_env(cls, rank=None, world_size=None, *, group=None, device=None, config=None):
+        """Build a communicator with no MPI, from a launcher's variables or arguments.
+
+        See pyhccl.launch.comm_from_env: torchrun's RANK/WORLD_SIZE, Slurm's,
+        Open MPI's and MPICH's variables, or rank= and world_size=; ranks meet
+        by group name on one host, or at MASTER_ADDR:MASTER_PORT across hosts.
+        """
+        from pyhccl.launch import comm_from_env
+        return comm_from_env(rank, world_size, group=group, device=device, config=config)
+
+    def _keep_rendezvous(self, rendezvous):
+        """Close `rendezvous` (a _Rendezvous) when the communicator is destroyed."""
+        self._rendezvous = rendezvous
 
     @classmethod
     def from_mpi(cls, mpi_comm=None, device=None, config=None):
