@@ -147,3 +147,44 @@ def test_send_to_oneself_fails_at_once():
     comm.destroy()
     s.destroy()
     assert time.monotonic() - t0 < 20        # generous: it takes milliseconds
+
+
+FAILING_TWICE = r'''
+import numpy as np, pyhccl
+comm = pyhccl.Comm(1, pyhccl.RootInfo.create(), 0)
+s = pyhccl.Stream()
+x = np.zeros(4, np.float32)
+for _ in range(2):                       # the second fails fast: the comm failed
+    try:
+        comm.all_reduce(x, stream=s)
+        comm.send(x, 0, stream=s)        # its receive is no part of the call
+        s.synchronize()
+    except pyhccl.HcclError:
+        pass                             # caught: the user has it
+comm.destroy()
+'''
+
+
+@pytest.mark.parametrize("level", [None, "2"])
+def test_a_caught_failure_is_logged_once_and_only_when_asked(tmp_path, level):
+    """A failure the caller caught printed '[ERROR] HCCL' and the whole flight record on
+    stderr, for every op failing after it too, with 'root 0' on an AllReduce. Now: nothing
+    at the default level; at warning level (2) one record, without fields that do not
+    apply."""
+    import subprocess
+    import sys
+    env = {k: v for k, v in os.environ.items() if k != "ASCEND_GLOBAL_LOG_LEVEL"}
+    if level is not None:
+        env["ASCEND_GLOBAL_LOG_LEVEL"] = level
+    script = tmp_path / "fail.py"
+    script.write_text(FAILING_TWICE)
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    if level is None:
+        assert done.stderr == "", done.stderr
+        return
+    assert done.stderr.count("flight record (oldest first)") == 1, done.stderr
+    assert "[WARNING] HCCL" in done.stderr and "[ERROR]" not in done.stderr, done.stderr
+    assert "HcclAllReduce count 4 float32: done" in done.stderr, done.stderr
+    assert "root" not in done.stderr, done.stderr

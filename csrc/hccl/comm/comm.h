@@ -46,6 +46,7 @@ class Comm {
   bool single_copy_ok = false;  // every rank can map its local peers' device memory
   std::atomic<uint64_t> op_seq{0};  // collectives started so far
   std::atomic<uint64_t> running_seq{0};  // the collective running now (0: none)
+  std::atomic<bool> failure_logged{false};  // the first failure and its flight record were logged
   FlightRecorder flight{64};        // the last operations, for post-mortems (under mu)
 
   // Scratch memory of the running operation (operations of a communicator

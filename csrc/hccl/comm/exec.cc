@@ -162,13 +162,18 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
   finish(c, ticket, true, r == HCCL_SUCCESS, x.algo, traced ? &rec : nullptr);
   if (traced && rec.start_ns != 0) trace_op(c, op, rec);
   if (r != HCCL_SUCCESS) {
-    std::vector<OpRecord> records;
-    {
-      std::lock_guard<std::mutex> lock(c.mu);
-      records = c.flight.snapshot();
+    // Once per communicator, at warning level: the error itself reaches the caller
+    // (the stream's error, aclGetRecentErrMsg, the Python exception), and the ops
+    // failing fast after it would only repeat it.
+    if (PYHCCL_LOG_ON(common::kWarning) && !c.failure_logged.exchange(true)) {
+      std::vector<OpRecord> records;
+      {
+        std::lock_guard<std::mutex> lock(c.mu);
+        records = c.flight.snapshot();
+      }
+      PYHCCL_LOG(common::kWarning, "HCCL", "%s rank %u: %s\nflight record (oldest first):%s",
+                 c.name.c_str(), c.rank, msg.c_str(), FlightRecorder::dump(records).c_str());
     }
-    PYHCCL_LOG(common::kError, "HCCL", "%s rank %u: %s\nflight record (oldest first):%s",
-               c.name.c_str(), c.rank, msg.c_str(), FlightRecorder::dump(records).c_str());
     return to_acl(r);
   }
   return ACL_SUCCESS;

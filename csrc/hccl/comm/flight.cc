@@ -1,6 +1,7 @@
 #include "hccl/comm/flight.h"
 
 #include <cstdio>
+#include <string>
 
 #include "common/clock.h"
 #include "hccl/reduce/reduce.h"
@@ -68,9 +69,17 @@ std::string FlightRecorder::dump(const std::vector<OpRecord> &records) {
   for (const OpRecord &r : records) {
     char line[256];
     double run_us = r.start_ns == 0 ? 0 : ((r.end_ns ? r.end_ns : common::now_ns()) - r.start_ns) / 1e3;
-    std::snprintf(line, sizeof(line), "\n  #%llu %s count %llu %s root %d: %s%s%s, %.1f us",
-                  static_cast<unsigned long long>(r.seq), r.api, static_cast<unsigned long long>(r.count),
-                  dtype_name(static_cast<HcclDataType>(r.dtype)), r.root, kStates[r.state],
+    // Only the fields the operation has: a root for rooted ones, none for a barrier.
+    const std::string api = r.api;
+    const bool rooted = api == "HcclBroadcast" || api == "HcclReduce" || api == "HcclScatter";
+    char what[96] = "";
+    if (api != "HcclBarrier")
+      std::snprintf(what, sizeof(what), " count %llu %s", static_cast<unsigned long long>(r.count),
+                    dtype_name(static_cast<HcclDataType>(r.dtype)));
+    char root[24] = "";
+    if (rooted) std::snprintf(root, sizeof(root), " root %d", r.root);
+    std::snprintf(line, sizeof(line), "\n  #%llu %s%s%s: %s%s%s, %.1f us",
+                  static_cast<unsigned long long>(r.seq), r.api, what, root, kStates[r.state],
                   r.algo[0] ? " via " : "", r.algo, run_us);
     out += line;
   }
