@@ -290,6 +290,17 @@ def test_rank_never_calls(exe, tmp_path, source):
 
 
 @pytest.mark.timeout(120)
+def test_relayed_failure_names_the_rank_at_fault(exe, tmp_path):
+    """Rank 0 times out first (2 s) on the absent rank 2 and tells rank 1, whose own
+    timeout is far off: rank 1's error (PyhcclStreamTakeOpError's rank) names rank 2, the
+    rank at fault, not rank 0, which relayed it (it once did)."""
+    results = run_ranks(exe, tmp_path, 3, "timeout", timeout=90,
+                        rank_env=lambda r: {"HCCL_EXEC_TIMEOUT": "2" if r == 0 else "30"})
+    assert_all_pass(results, "relayed timeout")
+    assert "rank 0 failed (" in results[1][1], results[1][1]
+
+
+@pytest.mark.timeout(120)
 @pytest.mark.parametrize("count", [8, 1 << 20])
 def test_rank_killed(exe, tmp_path, count):
     """The last rank is SIGKILLed mid-collective (small and large): the others get an error

@@ -874,6 +874,15 @@ static int run_failure(HcclComm comm, aclrtStream s, int kill_mode, size_t n) {
   CHECK(dt < (kill_mode ? 10.0 : 8.0), "error took %.1f s", dt);
   printf("rank %d: error %d async %d after %.2f s, %d iterations: %s\n", g_rank, (int)e, (int)ae,
          dt, iters, aclGetRecentErrMsg());
+  /* Every survivor names the victim, also when it learnt of the failure from
+     another survivor (it once named the relaying rank). */
+  PyhcclOpError info;
+  int32_t found = 0;
+  if (e != ACL_ERROR_RT_INTERNAL_ERROR) {  /* the stream failed (not the enqueue) */
+    HCCL_OK(PyhcclStreamTakeOpError(s, &info, &found));
+    CHECK(found && info.rank == victim, "the failure names rank %d, not the victim %d (%s)",
+          found ? info.rank : -2, victim, found ? info.message : "no op error");
+  }
   /* Later collectives fail fast instead of waiting again. */
   double t1 = now_s();
   HcclResult r = HcclAllReduce(x, x, n, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_MAX, comm, s);

@@ -29,7 +29,7 @@ Comm::~Comm() {
   bootstrap_close(bootstrap);
 }
 
-void Comm::fail(HcclResult code, const std::string &msg, uint64_t seq) {
+void Comm::fail(HcclResult code, const std::string &msg, uint64_t seq, int culprit) {
   {
     std::lock_guard<std::mutex> lock(mu);
     if (async_error != HCCL_SUCCESS) return;
@@ -38,7 +38,7 @@ void Comm::fail(HcclResult code, const std::string &msg, uint64_t seq) {
   }
   cv.notify_all();  // operations waiting for their turn fail now
   if (seq == 0) seq = running_seq != 0 ? running_seq.load() : op_seq + 1;
-  if (engine) engine->notify_failure(code, msg, seq);
+  if (engine) engine->notify_failure(code, msg, seq, culprit);
 }
 
 HcclResult Comm::error(std::string *msg) {

@@ -73,7 +73,8 @@ class Comm {
   HcclComm handle() const { return reinterpret_cast<HcclComm>(id); }
   // Records the first asynchronous failure, in collective `seq` (0: the one
   // running now, else the next one), and tells every peer.
-  void fail(HcclResult code, const std::string &msg, uint64_t seq = 0);
+  // `culprit`: the rank at fault (-1: this one), told to peers through relays.
+  void fail(HcclResult code, const std::string &msg, uint64_t seq = 0, int culprit = -1);
   HcclResult error(std::string *msg);
   // The same, after looking whether a peer reported a failure (or died): a
   // few syscalls, so not for every operation.

@@ -153,7 +153,7 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
   std::string msg;
   if (r != HCCL_SUCCESS) {  // before the turn moves on: later ops fail fast
     msg = std::string(op.api) + ": " + x.err.what;
-    c.fail(r, msg, x.sig.seq);
+    c.fail(r, msg, x.sig.seq, x.err.peer);
     hostrt::set_error("%s", msg.c_str());
     record_op_error(OpError{r, op.api, x.sig.seq, x.err.peer, msg});
   }

@@ -98,9 +98,10 @@ bool Engine::arrive_on_board(const OpSig &sig, const void *mine, size_t bytes) {
   return brief_wait([&](int p) { return hub->board(p, b)->gen.load(std::memory_order_acquire) == gen; });
 }
 
-void Engine::notify_failure(HcclResult code, const std::string &why, uint64_t seq) {
+void Engine::notify_failure(HcclResult code, const std::string &why, uint64_t seq, int culprit) {
+  if (culprit < 0) culprit = rank_;
   for (auto &c : conns)
-    if (c) c->notify_failure(code, why, seq);
+    if (c) c->notify_failure(code, why, seq, culprit);
 }
 
 void Engine::interrupt(HcclResult code, const std::string &why) {

@@ -35,8 +35,9 @@ class Engine {
   // is reported as a deadlock, and a timeout says that a ring needs a group.
   HcclResult run(Transfer *const *xfers, size_t n, WaitError *err, bool blocking_send = false);
 
-  // Tells every peer, best effort, that this rank failed in collective `seq`.
-  void notify_failure(HcclResult code, const std::string &why, uint64_t seq);
+  // Tells every peer, best effort, that this rank failed in collective `seq`
+  // because of rank `culprit` (-1: this rank).
+  void notify_failure(HcclResult code, const std::string &why, uint64_t seq, int culprit = -1);
   // Makes running and later waits fail at once with `why` (abort). Any thread.
   void interrupt(HcclResult code, const std::string &why);
   // After collective `seq` succeeded here: fails it (*err) if a peer reported

@@ -16,7 +16,7 @@ class SelfConnection final : public Connection {
   void post(Transfer *t) override { (t->kind == Transfer::kSend ? sends_ : recvs_).push_back(t); }
   HcclResult progress(bool *moved, WaitError *err) override;
   bool peer_failed(bool, WaitError *) override { return false; }
-  void notify_failure(HcclResult, const std::string &, uint64_t) override {}
+  void notify_failure(HcclResult, const std::string &, uint64_t, int) override {}
   void clear() override {
     sends_.clear();
     recvs_.clear();

@@ -146,8 +146,10 @@ class Connection {
   // way. Cheap enough for every wake-up; slower probes only when `probe` is set.
   virtual bool peer_failed(bool probe, WaitError *err) = 0;
   // Tells the peer, best effort and without blocking, that this rank failed
-  // in collective `seq`.
-  virtual void notify_failure(HcclResult code, const std::string &why, uint64_t seq) = 0;
+  // in collective `seq`, because of rank `culprit` (the rank at fault, carried
+  // through relays so that every survivor names it; this rank's own when -1).
+  virtual void notify_failure(HcclResult code, const std::string &why, uint64_t seq,
+                              int culprit) = 0;
   // Whether the peer reported a failure (or died): safe from any thread, for
   // querying a communicator's state while another thread runs an operation.
   virtual bool peer_reported_failure(WaitError *err) {

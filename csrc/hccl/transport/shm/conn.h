@@ -20,8 +20,8 @@ class ShmConnection final : public Connection {
   void post(Transfer *t) override { (t->kind == Transfer::kSend ? sends_ : recvs_).push_back(t); }
   HcclResult progress(bool *moved, WaitError *err) override;
   bool peer_failed(bool probe, WaitError *err) override;
-  void notify_failure(HcclResult code, const std::string &why, uint64_t seq) override {
-    hub_.fail(code, why, seq);
+  void notify_failure(HcclResult code, const std::string &why, uint64_t seq, int culprit) override {
+    hub_.fail(code, why, seq, culprit);
   }
   bool peer_reported_failure(WaitError *err) override { return hub_.peer_failed(peer_, true, err); }
   void clear() override {

@@ -197,10 +197,11 @@ void Hub::drain_wake() {
   }
 }
 
-void Hub::fail(HcclResult code, const std::string &why, uint64_t seq) {
+void Hub::fail(HcclResult code, const std::string &why, uint64_t seq, int culprit) {
   Control *c = ctl(rank_);
   if (c->failed.load(std::memory_order_acquire) != 0) return;
   c->failed_seq = seq;
+  c->culprit = culprit;
   size_t n = why.size() < sizeof(c->reason) - 1 ? why.size() : sizeof(c->reason) - 1;
   std::memcpy(c->reason, why.data(), n);
   c->reason[n] = '\0';
@@ -273,7 +274,7 @@ bool Hub::peer_failed(int r, bool probe, WaitError *err) {
     reason[sizeof(reason) - 1] = '\0';
     // The peer's verdict is everyone's: same code, its reason.
     err->code = static_cast<HcclResult>(code);
-    err->peer = r;
+    err->peer = c->culprit >= 0 && c->culprit < nranks_ ? c->culprit : r;  // through relays
     err->what = "rank " + std::to_string(r) + " failed (" + reason + ")";
     err->failed_seq = c->failed_seq;
     return true;

@@ -73,7 +73,7 @@ class Hub {
 
   // Publishes this rank's failure in collective `seq` (first one sticks) and
   // wakes its peers.
-  void fail(HcclResult code, const std::string &why, uint64_t seq);
+  void fail(HcclResult code, const std::string &why, uint64_t seq, int culprit);
   // Whether local peer r has failed, or (probe) died without leaving.
   bool peer_failed(int r, bool probe, WaitError *err);
   // Whether local peer r destroyed its communicator.

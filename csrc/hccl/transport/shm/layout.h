@@ -47,7 +47,8 @@ struct alignas(64) Control {
   // peer: (generation << 32) | (peer + 1), a new generation per operation.
   // Peers follow these to find a cycle of blocking sends (a deadlock).
   std::atomic<uint64_t> send_wait;
-  char reason[984];                    // why (NUL-terminated), written before `failed`
+  int32_t culprit;                     // the rank at fault, written before `failed`
+  char reason[980];                    // why (NUL-terminated), written before `failed`
 };
 static_assert(sizeof(Control) == 1152, "control block layout");
 

@@ -26,7 +26,7 @@ TcpConnection::TcpConnection(int peer, const std::string &where, int ctrl_fd,
 
 TcpConnection::~TcpConnection() {
   // Goodbye (a notice with code 0): the peer tells a rank that left from one that died.
-  if (!closed_) notify_failure(HCCL_SUCCESS, "", 0);
+  if (!closed_) notify_failure(HCCL_SUCCESS, "", 0, -1);
   net::close_fd(ctrl_fd_);
   for (Sock &s : socks_) net::close_fd(s.fd);
 }
@@ -102,7 +102,7 @@ bool TcpConnection::drain_notices() {
     }
     closed_ = true;
     close_err_.code = static_cast<HcclResult>(n.code);
-    close_err_.peer = peer_;
+    close_err_.peer = n.culprit >= 0 ? n.culprit : peer_;  // the rank at fault, through relays
     close_err_.what = "rank " + std::to_string(peer_) + " failed (" + why + ")";
     close_err_.failed_seq = n.seq;
   }
@@ -262,9 +262,10 @@ bool TcpConnection::peer_failed(bool probe, WaitError *err) {
   return true;
 }
 
-void TcpConnection::notify_failure(HcclResult code, const std::string &why, uint64_t seq) {
+void TcpConnection::notify_failure(HcclResult code, const std::string &why, uint64_t seq,
+                                   int culprit) {
   Notice n{kNoticeMagic, static_cast<uint32_t>(code),
-           static_cast<uint32_t>(std::min<size_t>(why.size(), kMaxNoticeText)), 0, seq};
+           static_cast<uint32_t>(std::min<size_t>(why.size(), kMaxNoticeText)), culprit, seq};
   std::vector<char> frame(sizeof(n) + n.len);
   std::memcpy(frame.data(), &n, sizeof(n));
   std::memcpy(frame.data() + sizeof(n), why.data(), n.len);

@@ -29,7 +29,7 @@ class TcpConnection final : public Connection {
   void post(Transfer *t) override;
   HcclResult progress(bool *moved, WaitError *err) override;
   bool peer_failed(bool probe, WaitError *err) override;  // thread-safe (ctrl_mu_)
-  void notify_failure(HcclResult code, const std::string &why, uint64_t seq) override;
+  void notify_failure(HcclResult code, const std::string &why, uint64_t seq, int culprit) override;
   bool peer_reported_failure(WaitError *err) override { return peer_failed(true, err); }
   void clear() override;
   void poll_fds(std::vector<pollfd> *fds) override;

@@ -40,7 +40,7 @@ struct Notice {
   uint32_t magic;
   uint32_t code;  // HcclResult of the failure; 0: goodbye (the communicator was destroyed)
   uint32_t len;   // reason bytes that follow
-  uint32_t pad;
+  int32_t culprit;  // the rank at fault (the sender's, or the one it relays)
   uint64_t seq;   // the collective the sender failed in
 };
 static_assert(sizeof(Notice) == 24, "notice layout");
