@@ -100,6 +100,10 @@ bool Engine::arrive_on_board(const OpSig &sig, const void *mine, size_t bytes) {
 
 void Engine::notify_failure(HcclResult code, const std::string &why, uint64_t seq, int culprit) {
   if (culprit < 0) culprit = rank_;
+  // UNAVAIL is this rank's own verdict (interrupted, aborted); to its peers it is a
+  // remote failure, whichever of the two notices (the interrupted op's, the abort's)
+  // goes out first.
+  if (code == HCCL_E_UNAVAIL) code = HCCL_E_REMOTE;
   for (auto &c : conns)
     if (c) c->notify_failure(code, why, seq, culprit);
 }
