@@ -55,6 +55,7 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_INLINE_BYTES", "32768", "largest collective (bytes, all ranks) run on the calling thread"),
     ("PYHCCL_INLINE_US", "20", "microseconds a call waits for its peers to run a small op inline"),
     ("PYHCCL_REDUCE_PORTABLE", "unset", "1 disables the AVX2 fp16/bf16 reduction kernels (same results)"),
+    ("PYHCCL_WATCHDOG_S", "30", "seconds without progress before a wait warns (then 2x, 4x, ...); 0: never"),
     ("PYHCCL_EXIT_TIMEOUT", "1", "seconds Python's exit waits for a communicator's work before aborting it"),
 ]
 

@@ -190,3 +190,59 @@ def test_ctrl_c_interrupts_waits(tmp_path, mode):
         for p in procs:
             p.kill()
             p.wait()
+
+
+WATCHDOG = textwrap.dedent("""
+    import os, sys, time
+    import numpy as np
+    import pyhccl
+    rank, path, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
+    pyhccl.set_device(rank)
+    if rank == 0:
+        info = pyhccl.RootInfo.create()
+        open(path + ".tmp", "wb").write(bytes(info))
+        os.rename(path + ".tmp", path)
+    else:
+        while not os.path.exists(path):
+            time.sleep(0.01)
+        info = pyhccl.RootInfo.from_bytes(open(path, "rb").read())
+    comm = pyhccl.Comm(2, info, rank)
+    x = pyhccl.full(count, 1, np.float32)
+    if rank == 1:
+        time.sleep(3.5)          # late: rank 0 waits, warned about at 1 s and 2 s
+    comm.all_reduce(x, op=pyhccl.SUM)
+    pyhccl.default_stream().synchronize()
+    assert (x.get() == 2).all()
+    comm.destroy()
+    print("DONE", flush=True)
+""")
+
+
+@pytest.mark.timeout(90)
+@pytest.mark.parametrize("count", [8, 1 << 18])      # a board exchange, FIFO transfers
+@pytest.mark.parametrize("watchdog", ["1", "0"])
+def test_a_long_wait_warns_then_completes(tmp_path, count, watchdog):
+    """A rank that is simply late: the waiting rank warns after PYHCCL_WATCHDOG_S without
+    progress, then after twice that, naming the operation and the rank (it waited in
+    silence for the whole exec timeout); 0 silences it; the operation still completes."""
+    if RANK != 0:
+        pytest.skip("starts its own processes, from the first rank")
+    script = tmp_path / "prog.py"
+    script.write_text(WATCHDOG)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PYHCCL_"))}
+    env.update(HCCL_CONNECT_TIMEOUT="60", HCCL_EXEC_TIMEOUT="60", PYHCCL_WATCHDOG_S=watchdog)
+    env.pop("ASCEND_GLOBAL_LOG_LEVEL", None)
+    procs = [subprocess.Popen([sys.executable, str(script), str(r), str(tmp_path / "root"),
+                               str(count)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, env=env) for r in range(2)]
+    outs = [p.communicate(timeout=60) for p in procs]
+    assert all(p.returncode == 0 and "DONE" in o for p, (o, _) in zip(procs, outs)), outs
+    err0 = outs[0][1]
+    warnings = [ln for ln in err0.splitlines() if "has made no progress" in ln]
+    if watchdog == "0":
+        assert warnings == [], err0
+        return
+    assert len(warnings) == 2, err0                # at 1 s and 2 s (the next mark is 4 s)
+    assert "rank 0: HcclAllReduce #1 has made no progress for 1 s, waiting for rank(s) 1" \
+        in warnings[0] and "for 2 s" in warnings[1], err0
+    assert "[WARNING]" in warnings[0] and "PYHCCL_WATCHDOG_S=0 silences this" in warnings[0]

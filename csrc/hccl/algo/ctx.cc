@@ -99,6 +99,7 @@ Ctx::Ctx(Comm &c, const OpDesc &o)
       n(static_cast<int>(c.nranks)),
       es(dtype_size(o.dtype)),
       sig(op_signature(o, o.kind == OpKind::kSendRecv ? 0 : ++c.op_seq)) {
+  eng.begin_op(o.api, sig.seq);
   algo = o.kind == OpKind::kSendRecv ? "p2p" : o.kind == OpKind::kBarrier ? "flat" : "pairwise";
 }
 

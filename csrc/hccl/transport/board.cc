@@ -114,6 +114,7 @@ HcclResult Engine::board_exchange(const OpSig &sig, const void *mine, size_t byt
   int next = 0;  // peers before it (in rank order) have posted
   const int64_t start = common::now_ns();
   int64_t idle_since = 0, next_probe = start + kSliceNs;
+  int64_t next_warn = watchdog_ns_;
   for (;;) {
     const uint32_t bell = hub->doorbell()->value.load(std::memory_order_acquire);
     for (; next < nranks_; ++next) {
@@ -137,6 +138,13 @@ HcclResult Engine::board_exchange(const OpSig &sig, const void *mine, size_t byt
     const bool probe = now >= next_probe;
     if (probe) next_probe = now + kSliceNs;
     if (check_failures(probe, err) != HCCL_SUCCESS) return err->code;
+    if (probe && watchdog_due(now - start, &next_warn)) {
+      std::vector<int> peers;
+      for (int p = next; p < nranks_; ++p)
+        if (p != rank_ && hub->board(p, b)->gen.load(std::memory_order_acquire) != gen)
+          peers.push_back(p);
+      watchdog_warn(now - start, peers);
+    }
     if (now - start >= timeout_ns_) {
       err->code = HCCL_E_TIMEOUT;
       err->what = timeout_text(next);

@@ -10,6 +10,7 @@
 #include "common/clock.h"
 #include "common/env.h"
 #include "common/futex.h"
+#include "common/log.h"
 #include "runtime/hostrt.h"
 
 namespace hccl {
@@ -49,6 +50,28 @@ void Engine::set_spin(int local_ranks) {
   spin_ns_ = 1000 * common::env_int("PYHCCL_SPIN_US", oversubscribed ? 0 : 5, 0, 1000000);
   yield_ns_ = 1000 * common::env_int("PYHCCL_YIELD_US", 50, 0, 1000000);
   arrive_ns_ = 1000 * common::env_int("PYHCCL_INLINE_US", 20, 0, 1000000);
+  watchdog_ns_ = 1000000000LL * common::env_int("PYHCCL_WATCHDOG_S", 30, 0, 1 << 30);
+}
+
+bool Engine::watchdog_due(int64_t waited_ns, int64_t *next_mark) const {
+  if (watchdog_ns_ == 0 || waited_ns < *next_mark) return false;
+  *next_mark *= 2;
+  return common::log_level() <= common::kError;  // level 4: nothing at all
+}
+
+void Engine::watchdog_warn(int64_t waited_ns, const std::vector<int> &missing) const {
+  std::string ranks;
+  for (int p : missing) ranks += (ranks.empty() ? "" : ", ") + std::to_string(p);
+  std::string what = op_api_;
+  if (op_seq_ != 0) what += " #" + std::to_string(op_seq_);
+  // Not an error yet: printed whatever the log level, so nobody stares at a silent
+  // terminal for the whole exec timeout.
+  common::log_write(common::kWarning, "HCCL",
+                    "rank %d: %s has made no progress for %lld s, waiting for rank(s) %s "
+                    "(which have not arrived or not sent); it fails at the exec timeout, %d s "
+                    "(HCCL_EXEC_TIMEOUT). PYHCCL_WATCHDOG_S=0 silences this",
+                    rank_, what.c_str(), static_cast<long long>(waited_ns / 1000000000LL),
+                    ranks.c_str(), timeout_s_);
 }
 
 bool Engine::spin_or_yield(int64_t idle_ns) const {
@@ -259,6 +282,7 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
   }
   bool published = false;
   std::vector<uint64_t> seen;
+  int64_t next_warn = watchdog_ns_;
   for (;;) {
     const uint32_t bell = hub ? hub->doorbell()->value.load(std::memory_order_acquire) : 0;
     bool moved_any = false;
@@ -283,6 +307,14 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
     bool probe = now >= next_probe;
     if (probe) next_probe = now + kSliceNs;
     if ((rc = check_failures(probe, err)) != HCCL_SUCCESS) break;
+    if (probe && watchdog_due(now - last_progress, &next_warn)) {
+      std::vector<int> peers;
+      for (size_t i = first_open; i < n; ++i)
+        if (!xfers[i]->complete &&
+            std::find(peers.begin(), peers.end(), xfers[i]->peer) == peers.end())
+          peers.push_back(xfers[i]->peer);
+      watchdog_warn(now - last_progress, peers);
+    }
     if (wait_peer >= 0 && probe && now - last_progress >= kSendStallNs) {
       if (!published) hub->publish_send_wait(wait_peer);
       published = true;

@@ -79,6 +79,12 @@ class Engine {
   // waits briefly, as arrive() does, for every peer's part.
   bool arrive_on_board(const OpSig &sig, const void *mine, size_t bytes);
 
+  // The operation the following waits belong to, for the watchdog's lines.
+  void begin_op(const char *api, uint64_t seq) {
+    op_api_ = api;
+    op_seq_ = seq;
+  }
+
   void set_exec_timeout(int seconds);
   int exec_timeout_s() const { return timeout_s_; }
   // Busy-wait and yield budgets of a wait (PYHCCL_SPIN_US, PYHCCL_YIELD_US);
@@ -100,6 +106,12 @@ class Engine {
   static constexpr int64_t kSliceNs = 100 * 1000000LL;  // longest sleep between failure probes
 
   HcclResult check_failures(bool probe, WaitError *err);
+  // The watchdog (PYHCCL_WATCHDOG_S): a wait without progress for waited_ns
+  // warns once it passes the next mark (the setting, then twice as long each
+  // time): watchdog_due() moves the mark, watchdog_warn() prints the line,
+  // naming the operation and the ranks it waits for.
+  bool watchdog_due(int64_t waited_ns, int64_t *next_mark) const;
+  void watchdog_warn(int64_t waited_ns, const std::vector<int> &missing) const;
   // board_exchange's parts (board.cc).
   bool board_ready(int p, uint64_t gen, const OpSig &sig, WaitError *err) const;
   // Whether peer p, which has not posted, never will (a mismatch, or it left).
@@ -114,6 +126,9 @@ class Engine {
   int timeout_s_ = 1836;
   int64_t timeout_ns_ = 0;
   int64_t spin_ns_ = 0, yield_ns_ = 0, arrive_ns_ = 0;
+  int64_t watchdog_ns_ = 0;  // first warning after this long without progress; 0: never
+  const char *op_api_ = "";
+  uint64_t op_seq_ = 0;
   std::vector<Connection *> active_;
   std::vector<pollfd> fds_;
   std::atomic<int> interrupted_{0};
