@@ -56,7 +56,12 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_INLINE_US", "20", "microseconds a call waits for its peers to run a small op inline"),
     ("PYHCCL_REDUCE_PORTABLE", "unset", "1 disables the AVX2 fp16/bf16 reduction kernels (same results)"),
     ("PYHCCL_WATCHDOG_S", "30", "seconds without progress before a wait warns (then 2x, 4x, ...); 0: never"),
-    ("PYHCCL_EXIT_TIMEOUT", "1", "seconds Python's exit waits for a communicator's work before aborting it"),
+]
+
+# Read by the Python binding only (the runtime's are in docs/C_API.md's table above).
+PYTHON_ENV_VARS: List[Tuple[str, str, str]] = [
+    ("PYHCCL_EXIT_TIMEOUT", "1", "seconds the interpreter's exit waits for a communicator's "
+                                 "work before aborting it (Comm.destroy(timeout=))"),
 ]
 
 # What carries data between ranks in this version (docs/C_API.md, docs/TRANSPORT.md).
@@ -167,7 +172,7 @@ def collect() -> List[Tuple[str, List[Tuple[str, str]]]]:
     ]
     transports = [(name, text) for name, text in TRANSPORTS]
     env = []
-    for name, default, meaning in ENV_VARS:
+    for name, default, meaning in ENV_VARS + PYTHON_ENV_VARS:
         value: Optional[str] = os.environ.get(name)
         shown = f"{value} (set; default {default})" if value is not None else \
             f"{default} (default)"
