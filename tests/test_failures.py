@@ -246,3 +246,51 @@ def test_a_long_wait_warns_then_completes(tmp_path, count, watchdog):
     assert "rank 0: HcclAllReduce #1 has made no progress for 1 s, waiting for rank(s) 1" \
         in warnings[0] and "for 2 s" in warnings[1], err0
     assert "[WARNING]" in warnings[0] and "PYHCCL_WATCHDOG_S=0 silences this" in warnings[0]
+
+
+OPPOSITE_ORDERS = textwrap.dedent("""
+    import os, sys, time
+    import numpy as np
+    import pyhccl
+    rank, path = int(sys.argv[1]), sys.argv[2]
+    pyhccl.set_device(rank)
+    comms = {}
+    for name in ("A", "B"):
+        if rank == 0:
+            info = pyhccl.RootInfo.create()
+            open(path + name + ".tmp", "wb").write(bytes(info))
+            os.rename(path + name + ".tmp", path + name)
+        else:
+            while not os.path.exists(path + name):
+                time.sleep(0.01)
+            info = pyhccl.RootInfo.from_bytes(open(path + name, "rb").read())
+        comms[name] = pyhccl.Comm(2, info, rank)
+    order = "AB" if rank == 0 else "BA"      # the mistake: opposite orders
+    x = pyhccl.full(1 << 16, 1, np.float32)
+    try:
+        for name in order:
+            comms[name].all_reduce(x)
+            pyhccl.default_stream().synchronize()
+        print("DONE", flush=True)
+    except pyhccl.HcclError as e:
+        print(f"FAILED {e}", flush=True)
+""")
+
+
+@pytest.mark.timeout(90)
+def test_communicators_in_opposite_orders_say_so(tmp_path):
+    """Rank 0 runs A's AllReduce then B's, rank 1 B's then A's: each times out (3 s here),
+    and the message names the likely cause instead of only 'no message from it yet'."""
+    if RANK != 0:
+        pytest.skip("starts its own processes, from the first rank")
+    script = tmp_path / "prog.py"
+    script.write_text(OPPOSITE_ORDERS)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PYHCCL_"))}
+    env.update(HCCL_CONNECT_TIMEOUT="60", HCCL_EXEC_TIMEOUT="3")
+    procs = [subprocess.Popen([sys.executable, str(script), str(r), str(tmp_path / "root")],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              env=env) for r in range(2)]
+    outs = [p.communicate(timeout=60)[0] for p in procs]
+    for out in outs:
+        assert "FAILED" in out and "this process has 2 communicators" in out and \
+            "in the same order on every rank" in out, outs

@@ -120,6 +120,13 @@ HcclResult Ctx::failed(HcclResult rc) {
                                   describe(seen) + ")";
     err.what += "; rank " + std::to_string(err.peer) + ": " + where + ", this rank is at collective #" +
                 std::to_string(sig.seq) + " (" + describe(sig) + ")";
+    // Behind, with other communicators about: the classic cause is two of them
+    // used in opposite orders, each rank blocked in the one the other is not in.
+    if (seen.seq < sig.seq && comm_count() > 1)
+      err.what += "; this process has " + std::to_string(comm_count()) +
+                  " communicators: if rank " + std::to_string(err.peer) +
+                  " is blocked in another one's collective, call the communicators' collectives "
+                  "in the same order on every rank";
   } else if (err.mismatch) {
     err.what = mismatch_text(err);
   } else if (err.size_mismatch && es > 0) {

@@ -63,6 +63,11 @@ HcclComm comm_register(std::shared_ptr<Comm> comm) {
   return comm->handle();
 }
 
+size_t comm_count() {
+  std::lock_guard<std::mutex> lock(registry_mu());
+  return registry().size();
+}
+
 std::shared_ptr<Comm> comm_lookup(HcclComm handle) {
   std::lock_guard<std::mutex> lock(registry_mu());
   auto it = registry().find(reinterpret_cast<uint64_t>(handle));

@@ -87,6 +87,7 @@ class Comm {
 // ---- registry of live communicators ----
 HcclComm comm_register(std::shared_ptr<Comm> comm);
 std::shared_ptr<Comm> comm_lookup(HcclComm handle);
+size_t comm_count();  // live communicators of this process
 std::shared_ptr<Comm> comm_unregister(HcclComm handle);
 std::shared_ptr<Comm> comm_lookup_name(const char *name);
 
