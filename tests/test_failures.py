@@ -274,6 +274,7 @@ OPPOSITE_ORDERS = textwrap.dedent("""
         print("DONE", flush=True)
     except pyhccl.HcclError as e:
         print(f"FAILED {e}", flush=True)
+        time.sleep(6)    # leaving would end the other rank's wait before its own timeout
 """)
 
 
