@@ -32,6 +32,14 @@ WORLD = MPI.COMM_WORLD
 RANK = WORLD.Get_rank()
 SIZE = WORLD.Get_size()
 
+# Variables of an enclosing job (MPI, Slurm, torchrun) and of the runtime's settings,
+# which must not reach the processes a test starts by hand.
+OUTER = ("PMI_", "PMIX_", "OMPI_", "MPI_LOCALRANKID", "HYDRA_", "SLURM_", "MASTER_ADDR",
+         "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "TORCHELASTIC_", "HCCL_", "PYHCCL_")
+
+# For tests that start processes of their own: only the first rank of a run does.
+first_rank_only = pytest.mark.skipif(RANK != 0, reason="runs on the first MPI rank only")
+
 # One device per rank on the node, before anything else touches the runtime.
 DEVICE = local_rank(WORLD) % pyhccl.device_count()
 pyhccl.set_device(DEVICE)

@@ -11,6 +11,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from conftest import first_rank_only
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [ROOT / "tests" / "c" / "bootstrap_check.cc",
@@ -20,15 +21,8 @@ SOURCES = [ROOT / "tests" / "c" / "bootstrap_check.cc",
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
 
 
-def _launcher_rank():
-    """Rank given by an MPI launcher's environment (0 when not under one)."""
-    for var in ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK"):
-        if os.environ.get(var, "").isdigit():
-            return int(os.environ[var])
-    return 0
 
-
-@pytest.mark.skipif(_launcher_rank() != 0, reason="runs on the first MPI rank only")
+@first_rank_only
 @pytest.mark.timeout(280)
 def test_bootstrap_check(tmp_path):
     """Bootstrap with 1, 2, 4, 7 ranks (threads and processes) and its failure modes."""

@@ -22,22 +22,17 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import first_rank_only
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "build" / "lib"
 CDIR = ROOT / "tests" / "c"
 
 
-def _launcher_rank():
-    for var in ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK"):
-        if os.environ.get(var, "").isdigit():
-            return int(os.environ[var])
-    return 0
-
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not found"),
-    pytest.mark.skipif(_launcher_rank() != 0, reason="runs on the first MPI rank only"),
+    first_rank_only,
 ]
 
 

@@ -22,29 +22,20 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import OUTER, first_rank_only
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "build" / "lib"
 INCLUDE = ROOT / "include"
 CHECK_SRC = ROOT / "tests" / "c" / "tdt_check.c"
 SEED_SRC = ROOT / "examples" / "seed" / "aigc_hccl_allreduce_example.cpp"
-# Variables of an enclosing job that must not reach the ranks started here.
-OUTER = ("PMI_", "PMIX_", "OMPI_", "MPI_LOCALRANKID", "HYDRA_", "SLURM_", "MASTER_ADDR",
-         "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "TORCHELASTIC_", "HCCL_", "PYHCCL_")
 
-
-def _launcher_rank():
-    """Rank given by an MPI launcher's environment (0 when not under one)."""
-    for var in ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK"):
-        if os.environ.get(var, "").isdigit():
-            return int(os.environ[var])
-    return 0
 
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("gcc") is None or shutil.which("g++") is None,
                        reason="gcc/g++ not found"),
-    pytest.mark.skipif(_launcher_rank() != 0, reason="runs on the first MPI rank only"),
+    first_rank_only,
 ]
 
 

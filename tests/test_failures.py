@@ -119,23 +119,32 @@ def test_abort_and_carry_on(stream):
     again.destroy()
 
 
-# Two processes without MPI: rank 0 waits (set-up, or a collective rank 1 does not join)
-# and gets SIGINT; it must raise KeyboardInterrupt within half a second, and leave its
-# communicator aborted so that rank 1 fails at once too.
-PROGRAM = textwrap.dedent("""
+# The programs below start without MPI: rank 0 writes the root info to a file, the other
+# rank reads it (root_info(path, rank)).
+JOIN = textwrap.dedent("""
     import os, sys, time
     import numpy as np
     import pyhccl
-    rank, mode, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    pyhccl.set_device(rank)
-    if rank == 0:
-        info = pyhccl.RootInfo.create()
-        open(path + ".tmp", "wb").write(bytes(info))
-        os.rename(path + ".tmp", path)
-    else:
+
+    def root_info(path, rank):
+        if rank == 0:
+            info = pyhccl.RootInfo.create()
+            open(path + ".tmp", "wb").write(bytes(info))
+            os.rename(path + ".tmp", path)
+            return info
         while not os.path.exists(path):
             time.sleep(0.01)
-        info = pyhccl.RootInfo.from_bytes(open(path, "rb").read())
+        return pyhccl.RootInfo.from_bytes(open(path, "rb").read())
+""")
+
+
+# Two processes without MPI: rank 0 waits (set-up, or a collective rank 1 does not join)
+# and gets SIGINT; it must raise KeyboardInterrupt within half a second, and leave its
+# communicator aborted so that rank 1 fails at once too.
+PROGRAM = JOIN + textwrap.dedent("""
+    rank, mode, path = int(sys.argv[1]), sys.argv[2], sys.argv[3]
+    pyhccl.set_device(rank)
+    info = root_info(path, rank)
     if mode == "setup" and rank == 1:
         time.sleep(60)  # never joins
     print("READY", flush=True)
@@ -192,21 +201,10 @@ def test_ctrl_c_interrupts_waits(tmp_path, mode):
             p.wait()
 
 
-WATCHDOG = textwrap.dedent("""
-    import os, sys, time
-    import numpy as np
-    import pyhccl
+WATCHDOG = JOIN + textwrap.dedent("""
     rank, path, count = int(sys.argv[1]), sys.argv[2], int(sys.argv[3])
     pyhccl.set_device(rank)
-    if rank == 0:
-        info = pyhccl.RootInfo.create()
-        open(path + ".tmp", "wb").write(bytes(info))
-        os.rename(path + ".tmp", path)
-    else:
-        while not os.path.exists(path):
-            time.sleep(0.01)
-        info = pyhccl.RootInfo.from_bytes(open(path, "rb").read())
-    comm = pyhccl.Comm(2, info, rank)
+    comm = pyhccl.Comm(2, root_info(path, rank), rank)
     x = pyhccl.full(count, 1, np.float32)
     if rank == 1:
         time.sleep(3.5)          # late: rank 0 waits, warned about at 1 s and 2 s
@@ -248,23 +246,10 @@ def test_a_long_wait_warns_then_completes(tmp_path, count, watchdog):
     assert "[WARNING]" in warnings[0] and "PYHCCL_WATCHDOG_S=0 silences this" in warnings[0]
 
 
-OPPOSITE_ORDERS = textwrap.dedent("""
-    import os, sys, time
-    import numpy as np
-    import pyhccl
+OPPOSITE_ORDERS = JOIN + textwrap.dedent("""
     rank, path = int(sys.argv[1]), sys.argv[2]
     pyhccl.set_device(rank)
-    comms = {}
-    for name in ("A", "B"):
-        if rank == 0:
-            info = pyhccl.RootInfo.create()
-            open(path + name + ".tmp", "wb").write(bytes(info))
-            os.rename(path + name + ".tmp", path + name)
-        else:
-            while not os.path.exists(path + name):
-                time.sleep(0.01)
-            info = pyhccl.RootInfo.from_bytes(open(path + name, "rb").read())
-        comms[name] = pyhccl.Comm(2, info, rank)
+    comms = {name: pyhccl.Comm(2, root_info(path + name, rank), rank) for name in "AB"}
     order = "AB" if rank == 0 else "BA"      # the mistake: opposite orders
     x = pyhccl.full(1 << 16, 1, np.float32)
     try:

@@ -18,21 +18,13 @@ import pytest
 
 import pyhccl
 from pyhccl.launch import launch_info
+from conftest import OUTER, RANK, first_rank_only
 
 pytestmark = pytest.mark.skipif(not pyhccl.HOST_RUNTIME, reason="the rendezvous is the host runtime's")
 
-OUTER = ("PMI_", "PMIX_", "OMPI_", "MPI_LOCALRANKID", "HYDRA_", "SLURM_", "MASTER_ADDR",
-         "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "TORCHELASTIC_", "HCCL_", "PYHCCL_")
 
 
-def _launcher_rank():
-    for var in ("PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK", "MV2_COMM_WORLD_RANK"):
-        if os.environ.get(var, "").isdigit():
-            return int(os.environ[var])
-    return 0
 
-
-first_rank_only = pytest.mark.skipif(_launcher_rank() != 0, reason="runs on the first MPI rank only")
 
 
 # -- launch_info ------------------------------------------------------------------------------
@@ -87,7 +79,7 @@ def test_bad_group_is_a_clear_error():
 @pytest.mark.timeout(60)
 def test_group_is_held_until_destroy():
     """A 1-rank communicator: its group is in use until destroy(), then free again."""
-    group = f"t{os.getpid()}-held-{_launcher_rank()}"
+    group = f"t{os.getpid()}-held-{RANK}"
     dev = pyhccl.current_device()
     comm = pyhccl.Comm.from_env(0, 1, group=group, device=dev)
     try:
