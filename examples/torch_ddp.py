@@ -60,7 +60,7 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--width", type=int, default=256)
     p.add_argument("--layers", type=int, default=4)
     p.add_argument("--heads", type=int, default=4)
-    p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--bucket-mb", type=float, default=4.0,
                    help="DDP bucket size (MB; the model's gradients are 12.8 MB, so DDP's "
                         "default of 25 would leave nothing to overlap)")
