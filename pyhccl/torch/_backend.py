@@ -27,6 +27,8 @@ _SUM = dist.ReduceOp.RedOpType.SUM
 _DEFAULT_OP = dist.AllreduceOptions().reduceOp          # a ReduceOp holding SUM
 _FAST_DTYPES = (torch.float32, torch.float64, torch.float16, torch.int32, torch.int64,
                 torch.int8, torch.uint8, torch.int16)
+# Unsigned dtypes torch cannot divide (integer AVG divides them as int64).
+_NO_DIV = tuple(getattr(torch, n) for n in ("uint16", "uint32") if hasattr(torch, n))
 _DistError = getattr(dist, "DistBackendError", RuntimeError)
 
 BACKEND_NAME = "pyhccl"
@@ -212,7 +214,9 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
 
         def run() -> None:
             for t, c in outs:
-                if divide:
+                if divide and c.dtype in _NO_DIV:
+                    c.copy_(torch.div(c.to(torch.int64), divide, rounding_mode="trunc"))
+                elif divide:
                     c.div_(divide, rounding_mode="trunc")
                 if c is not t:
                     t.copy_(c)

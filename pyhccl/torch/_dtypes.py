@@ -108,6 +108,9 @@ def reduction(rop: Any, dtype: torch.dtype, size: int, api: str) -> Reduction:
     if kind == _R.AVG:
         if floating:
             return Reduction(pyhccl.SUM, view, hdt, scale=1.0 / size)
+        if dtype is getattr(torch, "uint64", None):
+            raise ValueError(f"{api}: ReduceOp.AVG is not supported for torch.uint64 (torch "
+                             "cannot divide it); use SUM and divide")
         return Reduction(pyhccl.SUM, view, hdt, divide=size)
     if kind == _R.PREMUL_SUM:
         if not floating:
