@@ -153,6 +153,18 @@ $(TORCH_VENV)/.installed: requirements-torch.txt
 	touch $@
 torch-venv: build $(TORCH_VENV)/.installed
 
+# The torch examples at 2 ranks with short settings: under torchrun (--standalone: a free
+# port of its own), and torch_ddp.py under mpiexec too; torch_tp.py reads torch_ddp.py's
+# checkpoint and runs both of its ways (DTensor where it works, explicit AllReduces).
+TORCHRUN := $(TORCH_VENV)/bin/torchrun --standalone --nproc-per-node
+test-torch-examples: torch-venv
+	mkdir -p $(EXAMPLE_OUT)
+	timeout 300 $(TORCHRUN) 2 examples/torch_ddp.py --steps 12 --checkpoint $(EXAMPLE_OUT)/torchgpt.pt
+	timeout 300 $(TORCHRUN) 2 examples/torch_fsdp.py --steps 6
+	timeout 300 $(TORCHRUN) 2 examples/torch_tp.py --new-tokens 8 --checkpoint $(EXAMPLE_OUT)/torchgpt.pt
+	timeout 300 $(TORCHRUN) 2 examples/torch_tp.py --new-tokens 4 --mode manual --checkpoint $(EXAMPLE_OUT)/torchgpt.pt
+	timeout 300 $(TORCH_VENV)/bin/mpiexec -n 2 $(TORCH_PY) examples/torch_ddp.py --steps 6 --checkpoint ""
+
 # Only the tests on simulated hosts (root; see docs/MULTIHOST_TESTING.md). make test runs
 # them too, in its 1-rank pass.
 test-multihost: build
