@@ -19,10 +19,13 @@ Communication is measured two ways, each a share of the step time:
 It checks that
   - every rank holds bit-identical parameters at the end;
   - after the first --check-steps steps they match a single-process run of
-    the same global batches within a relative 1e-4 in float32 and 3e-2 under
+    the same global batches within a relative 1e-4 in float32 and 5e-2 under
     bf16 autocast (difference over the distance training moved them; the
-    ranks' partial sums add in another order, and bf16 rounds differently
-    per batch shape);
+    ranks' partial sums add in another order, bf16 rounds differently per
+    batch shape, and Adam's first steps move each weight by about the
+    learning rate whatever its gradient's size, so weights whose tiny
+    gradients change sign differ by twice that; a rank left out of the
+    AllReduce gives about 0.6);
   - the validation loss fell by at least 5%.
 It exits non-zero otherwise, and saves the model to examples/out/torchgpt.pt
 for torch_tp.py.
@@ -174,7 +177,7 @@ def report(a: argparse.Namespace, fb: List[float], stepped: List[float], flight:
     dist.all_reduce(stats, op=dist.ReduceOp.MAX)
     t_fb, t_step, t_flight, t_compute = (float(v) for v in stats)
     exposed = max(t_fb - t_compute, 0.0) if nosync else float("nan")
-    tol = 3e-2 if bf16 else 1e-4
+    tol = 5e-2 if bf16 else 1e-4
     log0(f"step time {t_step * 1e3:.1f} ms ({a.rows * a.context / t_step:,.0f} tokens/s over {world} ranks), "
          f"forward+backward {t_fb * 1e3:.1f} ms, the same without communication {t_compute * 1e3:.1f} ms")
     log0(f"communication ({a.backend}): in flight {t_flight * 1e3:.1f} ms = {t_flight / t_step:.0%} of the step, "
