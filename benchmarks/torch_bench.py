@@ -90,7 +90,8 @@ def wrong(t: torch.Tensor, group: dist.ProcessGroup, timer: dist.ProcessGroup) -
     return int(bad[0])
 
 
-def table(a: argparse.Namespace, groups: Dict[str, dist.ProcessGroup], blocking: bool) -> List[Dict[str, Any]]:
+def table(a: argparse.Namespace, groups: Dict[str, dist.ProcessGroup],
+          blocking: bool) -> List[Dict[str, Any]]:
     world = dist.get_world_size()
     factor = 2 * (world - 1) / world
     log0(f"# dist.all_reduce on {world} {'rank' if world == 1 else 'ranks'}, dtype float32, op sum, "

@@ -55,8 +55,10 @@ from torchgpt.training import (DEFAULT_CHECKPOINT, OptimizerFactory, CommTimer, 
 
 
 def parse_args() -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--backend", default="pyhccl", help="torch.distributed backend (default pyhccl; gloo to compare)")
+    p = argparse.ArgumentParser(description=__doc__,
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--backend", default="pyhccl",
+                   help="torch.distributed backend (default pyhccl; gloo to compare)")
     p.add_argument("--steps", type=int, default=120)
     p.add_argument("--rows", type=int, default=16, help="sequences per global batch")
     p.add_argument("--context", type=int, default=64)
@@ -98,7 +100,8 @@ def main() -> int:
     ddp.register_comm_hook(timer, timed_allreduce_hook)
     make_opt = OptimizerFactory(a.lr)
     opt = make_opt(ddp)
-    log0(f"torch_ddp: GPT of {parameter_count(model) / 1e6:.2f} M parameters, {world} ranks over "
+    ranks = f"{world} rank{'s' if world > 1 else ''}"
+    log0(f"torch_ddp: GPT of {parameter_count(model) / 1e6:.2f} M parameters, {ranks} over "
          f"{a.backend!r} (torch {torch.__version__}, {torch.get_num_threads()} threads per rank), "
          f"global batch {a.rows}x{a.context} tokens, {'bf16 autocast' if bf16 else 'float32'}, "
          f"buckets of {a.bucket_mb:g} MB")
@@ -178,10 +181,13 @@ def report(a: argparse.Namespace, fb: List[float], stepped: List[float], flight:
     t_fb, t_step, t_flight, t_compute = (float(v) for v in stats)
     exposed = max(t_fb - t_compute, 0.0) if nosync else float("nan")
     tol = 5e-2 if bf16 else 1e-4
-    log0(f"step time {t_step * 1e3:.1f} ms ({a.rows * a.context / t_step:,.0f} tokens/s over {world} ranks), "
-         f"forward+backward {t_fb * 1e3:.1f} ms, the same without communication {t_compute * 1e3:.1f} ms")
-    log0(f"communication ({a.backend}): in flight {t_flight * 1e3:.1f} ms = {t_flight / t_step:.0%} of the step, "
-         f"exposed {exposed * 1e3:.1f} ms = {exposed / t_step:.0%} of the step")
+    ranks = f"{world} rank{'s' if world > 1 else ''}"
+    log0(f"step time {t_step * 1e3:.1f} ms ({a.rows * a.context / t_step:,.0f} tokens/s over {ranks}), "
+         f"forward+backward {t_fb * 1e3:.1f} ms, "
+         f"the same without communication {t_compute * 1e3:.1f} ms")
+    log0(f"communication ({a.backend}): in flight {t_flight * 1e3:.1f} ms = "
+         f"{t_flight / t_step:.0%} of the step, exposed {exposed * 1e3:.1f} ms = "
+         f"{exposed / t_step:.0%} of the step")
     checks = [("every rank holds the same parameters", agree),
               (f"validation loss fell by 5% or more ({val0:.3f} -> {val:.3f})", val < 0.95 * val0)]
     if check is not None:

@@ -85,7 +85,8 @@ def main() -> int:
     local = sum(p.to_local().numel() for p in model.parameters())
     make_opt = OptimizerFactory(a.lr)
     opt = make_opt(model)
-    log0(f"torch_fsdp: GPT of {parameter_count(model) / 1e6:.2f} M parameters sharded over {world} ranks "
+    ranks = f"{world} rank{'s' if world > 1 else ''}"
+    log0(f"torch_fsdp: GPT of {parameter_count(model) / 1e6:.2f} M parameters sharded over {ranks} "
          f"on {a.backend!r} (torch {torch.__version__}); rank 0 holds {local / 1e6:.2f} M of them, "
          f"global batch {a.rows}x{a.context} tokens, float32")
     val0 = evaluate(model, corpus, a.rows, a.context, bf16=False)
@@ -103,7 +104,7 @@ def main() -> int:
         if step % log_every == 0 or step == a.steps:
             val = evaluate(model, corpus, a.rows, a.context, bf16=False)
             log0(f"step {step:4d}  loss {loss.item():.3f}  validation loss {val:.3f}")
-    log0(f"{a.steps * a.rows * a.context / seconds:,.0f} tokens/s over {world} ranks "
+    log0(f"{a.steps * a.rows * a.context / seconds:,.0f} tokens/s over {ranks} "
          f"({seconds / a.steps * 1e3:.1f} ms per step)")
     val = evaluate(model, corpus, a.rows, a.context, bf16=False)
     full = gathered(model)

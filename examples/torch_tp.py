@@ -119,14 +119,15 @@ def main() -> int:
     model, source = load(a.checkpoint)
     model.eval()
     if a.prompt_tokens + a.new_tokens > model.cfg.context:
-        log0(f"torch_tp: {a.prompt_tokens} + {a.new_tokens} tokens exceed the context of {model.cfg.context}")
+        log0(f"torch_tp: {a.prompt_tokens} + {a.new_tokens} tokens exceed the context of "
+             f"{model.cfg.context}")
         return finish(2)
     if model.cfg.heads % world:
         log0(f"torch_tp: the model's {model.cfg.heads} heads do not split over {world} ranks")
         return finish(2)
     prompts = torch.from_numpy(Corpus().prompts(a.prompts, a.prompt_tokens))
     tp, how = split(model, a.mode, rank, world)
-    log0(f"torch_tp: {world} ranks over {a.backend!r}, {source}")
+    log0(f"torch_tp: {world} rank{'s' if world > 1 else ''} over {a.backend!r}, {source}")
     log0(f"split: {how}")
     generate(tp, prompts[:, :4], 2)                           # warm-up
     ids, times = generate(tp, prompts, a.new_tokens)
@@ -137,7 +138,8 @@ def main() -> int:
     added = min(max(t_step - t_alone, 0.0), t_step)
     log0(f"{t_step * 1e3:.2f} ms per generated token (batch of {a.prompts}); the ranks' computation "
          f"alone takes {t_alone * 1e3:.2f} ms, the {2 * model.cfg.layers} AllReduces per token"
-         f"{' and DTensor' if how.startswith('DTensor') else ''} add {added * 1e3:.2f} ms = {added / t_step:.0%}")
+         f"{' and DTensor' if how.startswith('DTensor') else ''} add {added * 1e3:.2f} ms = "
+         f"{added / t_step:.0%}")
     for row in range(min(2, a.prompts)):
         log0(f"  {decode(ids[row, :a.prompt_tokens].numpy())!r} -> "
              f"{decode(ids[row, a.prompt_tokens:].numpy())!r}")
