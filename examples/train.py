@@ -52,7 +52,7 @@ from tinygpt.timing import EventClock, Interval, overlap, total  # noqa: E402
 from tinygpt.trainer import (Settings, evaluate, flatten, reference_run, save_checkpoint,  # noqa: E402
                              shard_rows, to_grid)
 
-History = List[Tuple[int, float, float]]     # (step, training loss, validation loss) after each step
+History = List[Tuple[int, float, float]]     # (step, training loss, validation loss or nan) after each step
 
 
 class GradBuckets:
@@ -206,12 +206,15 @@ def train(comm: pyhccl.Comm, stream: pyhccl.Stream, cfg: Config, corpus: Corpus,
             opt.update(params, grads)
         step_s.append(time.perf_counter() - t0)
         whole, waited = buckets.step_timing(clock)
-        loss, val = combine([loss, evaluate(params, cfg, vx, vy, val_scale)], pyhccl.SUM)
+        logged = (step + 1) % log_every == 0 or step + 1 == s.steps
+        # The validation loss only where it is shown (a forward pass: it costs a third of a step).
+        loss, val = combine([loss, evaluate(params, cfg, vx, vy, val_scale) if logged else 0.0],
+                            pyhccl.SUM)
         least = combine([whole, waited], pyhccl.MIN)
         in_flight.append(least[0])
         exposed.append(least[1])
-        history.append((step + 1, loss, val))
-        if (step + 1) % log_every == 0 or step + 1 == s.steps:
+        history.append((step + 1, loss, val if logged else float("nan")))
+        if logged:
             log(f"step {step + 1:4d}/{s.steps} | loss {loss:.3f} | val {val:.3f} | "
                 f"{s.batch * s.seq / step_s[-1]:6.0f} tok/s | AllReduce {in_flight[-1]:5.1f} ms, "
                 f"exposed {exposed[-1]:5.1f} ms ({100 * hidden(in_flight[-1], exposed[-1]):3.0f}% hidden)")
@@ -237,10 +240,11 @@ def plot(history: History, path: str) -> Optional[str]:
         import matplotlib.pyplot as plt
     except ImportError:
         return None
-    steps, loss, val = zip(*history)
+    steps, loss, val = (np.array(column) for column in zip(*history))
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.plot(np.array(steps[1:]) - 1, loss[1:], label="training (batch, before its step)")
-    ax.plot(steps, val, label="validation")
+    ax.plot(steps[1:] - 1, loss[1:], label="training (batch, before its step)")
+    measured = ~np.isnan(val)                 # the validation loss of the logged steps
+    ax.plot(steps[measured], val[measured], "o-", label="validation")
     ax.set_xlabel("step")
     ax.set_ylabel("cross-entropy (nats/char)")
     ax.legend()
@@ -283,10 +287,12 @@ def main() -> int:
     identical = all_agree(comm, stream, all(np.array_equal(r, rows[0]) for r in rows))
 
     # The same steps in one process (rank 0; the others wait in a sleeping broadcast).
-    differ = 0
+    differ, ref_s = 0, 0.0
     if rank == 0 and not args.no_reference:
         print(f"reference: the same {s.steps} steps in one process ...", flush=True)
+        t0 = time.perf_counter()
         ref = flatten(reference_run(cfg, corpus, s, ranks=size), cfg)
+        ref_s = time.perf_counter() - t0
         differ = int(np.count_nonzero(ref.view(np.int64) != flat.view(np.int64)))
     differ = int(from_root(comm, stream, differ))
     matches = differ == 0
@@ -301,6 +307,11 @@ def main() -> int:
               f"were in flight {summary['comm_ms']:.1f} ms a step ({summary['alone_ms']:.1f} ms alone), "
               f"{summary['exposed_ms']:.1f} ms of it exposed: {100 * summary['hidden']:.0f}% hidden "
               "behind the backward pass")
+        if ref_s > 0:     # the reference run does the same arithmetic: the 1-process baseline
+            print(f"1 process, the same steps (the reference run): "
+                  f"{s.batch * s.seq * s.steps / ref_s:,.0f} tokens/s, which "
+                  + ("data parallelism beats" if summary["tokens_per_s"] > s.batch * s.seq * s.steps / ref_s
+                     else "data parallelism does not beat here (ranks need a core each)"))
         print(f"validation loss {first_val:.3f} -> {last_val:.3f}; parameters bit-identical on all "
               f"ranks: {identical}; parameters that differ from the single-process run: "
               + ("not checked" if args.no_reference else f"{differ} of {flat.size}"))
