@@ -18,10 +18,10 @@ that every rank generated the same tokens and that they are exactly those
 of single-process generation, and reports the latency per token and the part
 of it spent in communication, beside the same generation in one process
 (rank 0's reference run, timed alike). With this small model and batch
-(216k parameters, 8 prompts) a token's arithmetic takes about as long as its
-10 collectives' round trips, so the example shows the pattern, not a
-speed-up; a larger batch (--prompts 256) gives each rank enough arithmetic to
-split, when every rank has a core of its own.
+(216k parameters, 8 prompts) a token's arithmetic takes about a millisecond,
+less than its 10 collectives' round trips, so the example shows the pattern,
+not a speed-up. A larger batch (--prompts 256) lowers the collectives'
+share; a speed-up also needs a core per rank.
 
 Run:  mpirun -np 4 python examples/tp_inference.py [--new-tokens N]
 """

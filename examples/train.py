@@ -308,10 +308,10 @@ def main() -> int:
               f"{summary['exposed_ms']:.1f} ms of it exposed: {100 * summary['hidden']:.0f}% hidden "
               "behind the backward pass")
         if ref_s > 0:     # the reference run does the same arithmetic: the 1-process baseline
-            print(f"1 process, the same steps (the reference run): "
-                  f"{s.batch * s.seq * s.steps / ref_s:,.0f} tokens/s, which "
-                  + ("data parallelism beats" if summary["tokens_per_s"] > s.batch * s.seq * s.steps / ref_s
-                     else "data parallelism does not beat here (ranks need a core each)"))
+            alone = s.batch * s.seq * s.steps / ref_s
+            print(f"1 process, the same steps (the reference run): {alone:,.0f} tokens/s; "
+                  f"{size} rank(s) train {summary['tokens_per_s'] / alone:.2f}x as fast "
+                  "(a speed-up needs a core per rank)")
         print(f"validation loss {first_val:.3f} -> {last_val:.3f}; parameters bit-identical on all "
               f"ranks: {identical}; parameters that differ from the single-process run: "
               + ("not checked" if args.no_reference else f"{differ} of {flat.size}"))
