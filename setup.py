@@ -87,8 +87,8 @@ class BuildWithRuntime(build_ext):
             write_build_config(pkg, BUILD="host-runtime", CANN_ROOT=None, INCLUDE_DIR=None,
                                LIBRARY_DIR=None, LIBRARIES=["hccl", "ascendcl"], MISSING=[])
         lang = "C++" if CANN else "C"
-        say(f"building the extension pyhccl._core ({lang}; when its sources changed, "
-            "the longest step: 15-60 s)")
+        say(f"building the extension pyhccl._core ({lang}; when its sources changed, 15-60 s"
+            + ("" if CANN else ", beside the runtime") + ")")
         start = time.time()
         try:
             super().run()
