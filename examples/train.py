@@ -255,7 +255,7 @@ def plot(history: History, path: str) -> Optional[str]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--steps", type=int, default=200, help="optimiser steps (default 200)")
+    ap.add_argument("--steps", type=int, default=100, help="optimiser steps (default 100)")
     ap.add_argument("--batch", type=int, default=16, help="sequences per step over all ranks")
     ap.add_argument("--bucket-kb", type=int, default=256, help="gradient bucket size in KiB")
     ap.add_argument("--log-every", type=int, default=0,
