@@ -17,8 +17,8 @@ the rank with the least, the slowest (the others also wait for it, which is
 load imbalance, not communication).
 
 It prints the training and validation loss about 10 times (--log-every),
-saves a checkpoint
-(and a loss-curve PNG when matplotlib is installed), and verifies that
+saves a checkpoint (and a loss-curve PNG when matplotlib is installed), and
+verifies that
   - every rank holds bit-identical parameters (AllReduce gives every rank the
     same bits);
   - they are bit-identical to a single-process run of the same steps, which
