@@ -139,7 +139,10 @@ class BuildWithRuntime(build_ext):
         super().build_extensions()
 
     def build_runtime(self, pkg):
-        say("building the host runtime in csrc/ (libascendcl.so, libhccl.so)")
+        sources = sum(name.endswith(".cc") for _, _, names in os.walk(os.path.join(HERE, "csrc"))
+                      for name in names)
+        say(f"building the host runtime in csrc/ (libascendcl.so, libhccl.so: {sources} files, "
+            f"make -j{os.cpu_count() or 2}, a line per file compiled)")
         out = os.path.join(HERE, "build", "lib")
         subprocess.check_call(["make", "--no-print-directory", "-j", str(os.cpu_count() or 2),
                                "-C", os.path.join(HERE, "csrc"), "OUT=" + out,
