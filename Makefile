@@ -19,9 +19,15 @@ PYTEST_ARGS ?=
 .PHONY: seed-demo toolkit torch-venv test-torch test-torch-examples all build demo test test-examples test-multihost test-c test-cann test-openmpi wheel test-wheel bench clean
 all: build
 
-$(VENV)/.installed: requirements-dev.txt
-	@echo "pyhccl: creating $(VENV) with the build and test tools from PyPI (first run only)"
+# The build and demo need requirements.txt only; the tests, docs and examples'
+# tools (requirements-dev.txt) come with the first make test or make test-examples.
+$(VENV)/.installed: requirements.txt
+	@echo "pyhccl: creating $(VENV) with what the build and demo need, from PyPI (first run only)"
 	$(PYTHON3) -m venv $(VENV)
+	$(VENV)/bin/pip install --progress-bar off -r requirements.txt
+	touch $@
+$(VENV)/.dev-installed: requirements-dev.txt requirements.txt $(VENV)/.installed
+	@echo "pyhccl: adding the test, docs and example tools to $(VENV) (first make test only)"
 	$(VENV)/bin/pip install --progress-bar off -r requirements-dev.txt
 	touch $@
 
@@ -63,7 +69,7 @@ bench: build
 # examples; one run starts from no checkpoint (rank 0 trains briefly first).
 EXAMPLE_RANKS ?= 2 4
 EXAMPLE_OUT   := build/examples-test
-test-examples: build examples/allreduce_c
+test-examples: build $(VENV)/.dev-installed examples/allreduce_c
 	rm -rf $(EXAMPLE_OUT)
 	for n in $(EXAMPLE_RANKS); do \
 	  echo "=== examples on $$n ranks ==="; \
@@ -86,7 +92,7 @@ test-examples: build examples/allreduce_c
 # multi-rank C checks (tools/san_check.py).
 SUMMARY := build/test-summary.txt
 ifdef SAN
-test: $(VENV)/.installed
+test: $(VENV)/.dev-installed
 	timeout 3000 $(PY) tools/san_check.py $(SAN)
 else
 test: build test-examples
@@ -120,7 +126,7 @@ CANN_TESTS := tests/test_cann_build.py tests/test_collectives.py tests/test_root
               tests/test_enums.py
 CANN_SKIP  := not test_reduce_to_every_root and not test_scatter_from_every_root \
               and not host_buffer_kinds and not both_ways
-test-cann: build
+test-cann: build $(VENV)/.dev-installed
 	$(PY) tools/cann_build.py --reduced build/cann
 	cd build/cann/src && timeout 300 $(abspath $(MPIEXEC)) -n 2 $(abspath $(PY)) \
 	  -m pytest -q $(CANN_TESTS) -k "$(CANN_SKIP)"
@@ -167,9 +173,21 @@ $(TORCH_VENV)/.installed: requirements-torch.txt
 	touch $@
 torch-venv: build $(TORCH_VENV)/.installed
 
+# The torch examples at 2 ranks with short settings: under torchrun (--standalone: a free
+# port of its own), and torch_ddp.py under mpiexec too; torch_tp.py reads torch_ddp.py's
+# checkpoint and runs both of its ways (DTensor where it works, explicit AllReduces).
+TORCHRUN := $(TORCH_VENV)/bin/torchrun --standalone --nproc-per-node
+test-torch-examples: torch-venv
+	mkdir -p $(EXAMPLE_OUT)
+	timeout 300 $(TORCHRUN) 2 examples/torch_ddp.py --steps 12 --checkpoint $(EXAMPLE_OUT)/torchgpt.pt
+	timeout 300 $(TORCHRUN) 2 examples/torch_fsdp.py --steps 6
+	timeout 300 $(TORCHRUN) 2 examples/torch_tp.py --new-tokens 8 --checkpoint $(EXAMPLE_OUT)/torchgpt.pt
+	timeout 300 $(TORCHRUN) 2 examples/torch_tp.py --new-tokens 4 --mode manual --checkpoint $(EXAMPLE_OUT)/torchgpt.pt
+	timeout 300 $(TORCH_VENV)/bin/mpiexec -n 2 $(TORCH_PY) examples/torch_ddp.py --steps 6 --checkpoint ""
+
 # Only the tests on simulated hosts (root; see docs/MULTIHOST_TESTING.md). make test runs
 # them too, in its 1-rank pass.
-test-multihost: build
+test-multihost: build $(VENV)/.dev-installed
 	timeout 900 $(PY) -m pytest -q $(PYTEST_ARGS) tests/multihost
 
 clean:

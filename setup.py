@@ -17,6 +17,7 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
 import time
 
 import numpy
@@ -91,15 +92,46 @@ class BuildWithRuntime(build_ext):
                                LIBRARIES=self.extensions[0].libraries, MISSING=missing,
                                CONFIG_HEADER=header)
         else:
-            self.build_runtime(pkg)
+            # The runtime (make -j, many small files) and the extension (one long compiler
+            # run) build at the same time; the extension waits for the runtime only to link.
+            self.start_runtime(pkg)
             write_build_config(pkg, BUILD="host-runtime", CANN_ROOT=None, INCLUDE_DIR=None,
                                LIBRARY_DIR=None, LIBRARIES=["hccl", "ascendcl"], MISSING=[])
         lang = "C++" if CANN else "C"
-        say(f"building the extension pyhccl._core ({lang}; when its sources changed, "
-            "the longest step: 15-60 s)")
+        say(f"building the extension pyhccl._core ({lang}; when its sources changed, 15-60 s"
+            + ("" if CANN else ", beside the runtime") + ")")
         start = time.time()
-        super().run()
+        try:
+            super().run()
+        finally:
+            self.wait_runtime()
         say(f"extension built in {time.time() - start:.0f} s")
+
+    def start_runtime(self, pkg):
+        """Run build_runtime(pkg) on a thread; wait_runtime() joins it and re-raises its error."""
+        for ext in self.extensions:
+            ext.library_dirs.append(os.path.join(pkg, "lib"))
+
+        def target():
+            start = time.time()
+            try:
+                self.build_runtime(pkg)
+                say(f"host runtime built in {time.time() - start:.0f} s")
+            except BaseException as exc:   # noqa: B036 - handed to the main thread
+                self._runtime_error = exc
+
+        self._runtime_error = None
+        self._runtime = threading.Thread(target=target, name="pyhccl-runtime-build")
+        self._runtime.start()
+
+    def wait_runtime(self):
+        runtime = getattr(self, "_runtime", None)
+        if runtime is None:
+            return
+        runtime.join()
+        self._runtime = None
+        if self._runtime_error is not None:
+            raise self._runtime_error
 
     def build_extensions(self):
         # The interpreter's link flags may carry its own build's rpath (pyenv:
@@ -108,10 +140,20 @@ class BuildWithRuntime(build_ext):
             flags = getattr(self.compiler, attr, None)
             if flags:
                 setattr(self.compiler, attr, [f for f in flags if not f.startswith("-Wl,-rpath,")])
+        link = self.compiler.link_shared_object
+
+        def link_after_runtime(*args, **kwargs):
+            self.wait_runtime()                # the extension links the runtime's libraries
+            return link(*args, **kwargs)
+
+        self.compiler.link_shared_object = link_after_runtime
         super().build_extensions()
 
     def build_runtime(self, pkg):
-        say("building the host runtime in csrc/ (libascendcl.so, libhccl.so)")
+        sources = sum(name.endswith(".cc") for _, _, names in os.walk(os.path.join(HERE, "csrc"))
+                      for name in names)
+        say(f"building the host runtime in csrc/ (libascendcl.so, libhccl.so: {sources} files, "
+            f"make -j{os.cpu_count() or 2}, a line per file compiled)")
         out = os.path.join(HERE, "build", "lib")
         subprocess.check_call(["make", "--no-print-directory", "-j", str(os.cpu_count() or 2),
                                "-C", os.path.join(HERE, "csrc"), "OUT=" + out,

@@ -1,7 +1,8 @@
 /* Gradient aggregation with AllReduce in C, against the CANN-compatible API.
  *
- * Build (the Makefile's test target does this):
- *   mpicc -Iinclude examples/allreduce.c -Lpyhccl/lib -lhccl -lascendcl -Wl,-rpath,pyhccl/lib
+ * Build (an absolute rpath to pyhccl's libraries, so it runs from any directory):
+ *   mpicc examples/allreduce.c -o examples/allreduce_c $(python -m pyhccl --cflags --libs) -lm
+ * or `make examples/allreduce_c` (an rpath relative to the binary, $ORIGIN/../pyhccl/lib).
  * Run:    mpirun -np 4 examples/allreduce_c
  * Exit status is non-zero if any rank sees a wrong result. */
 #include <math.h>

@@ -1,4 +1,4 @@
-"""Tutorial step 1: one AllReduce.  mpiexec -n 4 python docs/tutorial/first_allreduce.py"""
+"""Tutorial section 1: one AllReduce.  mpiexec -n 4 python docs/tutorial/first_allreduce.py"""
 
 import sys
 

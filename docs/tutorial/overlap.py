@@ -1,4 +1,4 @@
-"""Tutorial step 3: overlap communication with computation.
+"""Tutorial section 4: overlap communication with computation.
 
 A backward pass produces one gradient per layer, last layer first. Each
 gradient is all-reduced on a communication stream as soon as it exists,

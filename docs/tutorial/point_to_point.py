@@ -1,4 +1,4 @@
-"""Tutorial step 4: point to point, groups and variable-size collectives.
+"""Tutorial section 5: point to point, groups and variable-size collectives.
 
     mpiexec -n 4 python docs/tutorial/point_to_point.py
 """

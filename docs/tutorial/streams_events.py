@@ -1,4 +1,4 @@
-"""Tutorial step 2: streams and events.  mpiexec -n 4 python docs/tutorial/streams_events.py"""
+"""Tutorial section 3: streams and events.  mpiexec -n 4 python docs/tutorial/streams_events.py"""
 
 import sys
 

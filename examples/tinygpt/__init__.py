@@ -6,4 +6,5 @@ optim    Adam
 trainer  settings, the single-process reference run, checkpoints
 infer    key/value-cache generation, whole or tensor-parallel shards
 dist     pyhccl helpers shared by the example programs
+timing   host waits against communication in flight (train.py's exposed time)
 """

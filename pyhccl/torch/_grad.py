@@ -1,6 +1,4 @@
-"""pyhccl.torch: gradient all-reduce for torch users (optional; needs torch).
-
-Two pieces, both on a pyhccl Comm and a Stream:
+"""all_reduce_tensors and GradReducer: gradient all-reduce on a pyhccl Comm (no torch.distributed).
 
 - all_reduce_tensors(comm, tensors): all-reduce a list of tensors (gradients)
   packed into buckets of about `bucket_bytes`, one AllReduce per bucket,
@@ -12,8 +10,7 @@ Two pieces, both on a pyhccl Comm and a Stream:
   `.grad`.
 
 Tensors must be CPU tensors on the host runtime (its device memory is host
-memory). torch is not a dependency of pyhccl: importing this module without
-torch raises ImportError.
+memory).
 """
 
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple, Union
