@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from test_c_hccl import _launcher_rank, no_shm_leftovers, run_ranks  # noqa: F401 (autouse)
+from conftest import first_rank_only
+from test_c_hccl import no_shm_leftovers, run_ranks  # noqa: F401 (autouse)
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "build" / "lib"
@@ -22,7 +23,7 @@ SOURCE = ROOT / "tests" / "c" / "prof_check.c"
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not found"),
-    pytest.mark.skipif(_launcher_rank() != 0, reason="runs on the first MPI rank only"),
+    first_rank_only,
 ]
 
 
