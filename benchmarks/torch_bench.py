@@ -33,7 +33,8 @@ import torch.distributed as dist
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
 from torchgpt.launch import finish, init, log0  # noqa: E402
 
-if "mpi4py.MPI" not in sys.modules:         # pyhccl.bench imports MPI; torchrun's ranks need no MPI
+if "RANK" in os.environ and "mpi4py.MPI" not in sys.modules:
+    # torchrun's ranks need no MPI, but pyhccl.bench imports it (under mpirun, init() uses it)
     try:
         import mpi4py
         mpi4py.rc.initialize = mpi4py.rc.finalize = False
