@@ -127,10 +127,8 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
             self._fail(e, opname)
         except pyhccl.Error as e:
             self._fail(e, opname)
-        if self._failed is None and not self._comm.is_destroyed:
-            err = self._comm.async_error()
-            if err is not None:
-                self._fail(err, opname)
+        # No async_error() check here: it may come from a peer that failed after this
+        # work completed (the stream reports the work's own error).
         if enq > self._done:
             self._done = enq
 
@@ -167,8 +165,12 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
         comm = self._comm
 
         def guarded() -> None:
-            if comm.async_error() is None:
-                fn()
+            # After a failed collective the buffers hold no result: fail the stream
+            # (wait() raises) instead of copying them out.
+            err = comm.async_error()
+            if err is not None:
+                raise err
+            fn()
         self._stream.launch_host_func(guarded)
 
     def _begin(self, api: str) -> None:
