@@ -8,9 +8,9 @@ The columns are pyhccl.bench's (docs/performance.rst), with gloo in the place
 of MPI: per size, `iters` dist.all_reduce calls on one float32 tensor, either
 each waited for (round trip, -z 1) or all issued with async_op=True and then
 waited for (queued, -z 0); by default both tables. The time per op is the
-slowest rank's elapsed time / iters; algbw = S / time (GB = 1e9 bytes),
-busbw = algbw x 2(n-1)/n. Both backends reduce the same tensor, in turn, and
-which goes first alternates from size to size. The check (not timed) starts
+slowest rank's elapsed time / iters, the median of --trials trials; algbw =
+S / time (GB = 1e9 bytes), busbw = algbw x 2(n-1)/n. Both backends reduce the
+same tensor, in turn, and which goes first alternates from trial to trial. The check (not timed) starts
 from small integers, whose sums are exact, and counts the wrong elements of
 one all_reduce over all ranks.
 
@@ -96,7 +96,8 @@ def table(a: argparse.Namespace, groups: Dict[str, dist.ProcessGroup],
     world = dist.get_world_size()
     factor = 2 * (world - 1) / world
     log0(f"# dist.all_reduce on {world} {'rank' if world == 1 else 'ranks'}, dtype float32, op sum, "
-         f"iters {a.iters}, warm-up {a.warmup_iters}, {'round trips' if blocking else 'queued'}; "
+         f"iters {a.iters}, warm-up {a.warmup_iters}, median of {a.trials} trials, "
+         f"{'round trips' if blocking else 'queued'}; "
          f"torch {torch.__version__}, pyhccl vs gloo")
     log0("# time: slowest rank per op (us); algbw, busbw: GB/s")
     log0(f"#{'size(B)':>12} {'count':>11} {'type':>8} {'redop':>5} {'root':>4} {'time':>10} "
@@ -107,12 +108,16 @@ def table(a: argparse.Namespace, groups: Dict[str, dist.ProcessGroup],
         count = max(nbytes // 4, 1)
         t = rank_values(dist.get_rank(), count)         # the one tensor both backends reduce
         iters = max(1, min(a.iters, int(2e9 // (count * 4))))
-        order = BACKENDS if step % 2 == 0 else BACKENDS[::-1]
-        secs: Dict[str, float] = {}
-        bad: Dict[str, int] = {}
-        for name in order:
-            secs[name] = timed(t, groups[name], groups["gloo"], iters, a.warmup_iters, blocking)
-            bad[name] = wrong(t, groups[name], groups["gloo"]) if a.check else 0
+        trials: Dict[str, List[float]] = {name: [] for name in BACKENDS}
+        bad: Dict[str, int] = {name: 0 for name in BACKENDS}
+        for trial in range(a.trials):
+            order = BACKENDS if (step + trial) % 2 == 0 else BACKENDS[::-1]
+            for name in order:
+                trials[name].append(timed(t, groups[name], groups["gloo"], iters, a.warmup_iters,
+                                          blocking))
+                if a.check and trial == 0:
+                    bad[name] = wrong(t, groups[name], groups["gloo"])
+        secs = {name: median(trials[name]) for name in BACKENDS}
         s = count * 4
         row = {"size": s, "count": count, "time_us": secs["pyhccl"] * 1e6,
                "algbw": s / secs["pyhccl"] / 1e9, "wrong": bad["pyhccl"],
@@ -232,6 +237,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("-n", "--iters", type=int, default=20)
     p.add_argument("-w", "--warmup_iters", type=int, default=5)
     p.add_argument("-c", "--check", type=int, default=1, choices=[0, 1])
+    p.add_argument("-t", "--trials", type=int, default=3,
+                   help="timed trials per size and backend, alternating who goes first; the median counts")
     p.add_argument("-z", "--blocking", type=int, choices=[0, 1],
                    help="1: round trips only, 0: queued only (default: both tables)")
     p.add_argument("--ddp", action="store_true", help="compare DDP training instead")
@@ -243,8 +250,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     a = p.parse_args(argv)
     if a.minbytes < 4 or a.maxbytes < a.minbytes or a.stepfactor < 2:
         p.error("need 4 <= minbytes <= maxbytes and a step factor of at least 2")
-    if a.iters < 1 or a.warmup_iters < 0 or a.steps < 3 or a.block < 1:
-        p.error("need -n >= 1, -w >= 0, --steps >= 3, --block >= 1")
+    if a.iters < 1 or a.warmup_iters < 0 or a.trials < 1 or a.steps < 3 or a.block < 1:
+        p.error("need -n >= 1, -w >= 0, -t >= 1, --steps >= 3, --block >= 1")
     return a
 
 
