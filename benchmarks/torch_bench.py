@@ -18,7 +18,9 @@ one all_reduce over all ranks.
 processes: two copies of the model from the same initial weights and the same
 batches, alternating blocks of --block steps between the backends, and prints
 each one's step time and communication (examples/torch_ddp.py explains
-"in flight" and "exposed").
+"in flight" and "exposed"), and last the time to all-reduce tensors of DDP's
+bucket sizes back to back with nothing else running (DDP's communication
+time without the backward pass competing for the cores).
 """
 import argparse
 import os
@@ -210,23 +212,43 @@ def ddp_compare(a: argparse.Namespace, groups: Dict[str, dist.ProcessGroup]) -> 
             for s in block:
                 one(name, 2 + s, record=True)
         done += len(block)
+    buckets = [runs["pyhccl"]["timer"].buckets[i] for i in sorted(runs["pyhccl"]["timer"].buckets)]
+    bufs = [torch.ones(n, dtype=dt) for n, dt in buckets]
     log0("\n| backend | step ms | forward+backward ms | same without communication ms | "
-         "in flight ms (share) | exposed ms (share) |")
-    log0("|---|---|---|---|---|---|")
+         "in flight ms (share) | exposed ms (share) | bucket AllReduces alone ms |")
+    log0("|---|---|---|---|---|---|---|")
     out = {}
     for name in BACKENDS:
         r = runs[name]
-        v = torch.tensor([median(r["step"]), median(r["fb"]), median(r["flight"]), median(r["alone"])],
-                         dtype=torch.float64)
+        v = torch.tensor([median(r["step"]), median(r["fb"]), median(r["flight"]), median(r["alone"]),
+                          reduce_alone(bufs, groups[name], groups["gloo"])], dtype=torch.float64)
         dist.all_reduce(v, op=dist.ReduceOp.MAX, group=groups["gloo"])
-        step, fb, flight, alone = (float(x) for x in v)
+        step, fb, flight, alone, buckets_alone = (float(x) for x in v)
         exposed = max(fb - alone, 0.0)
-        out[name] = (step, flight, exposed)
+        out[name] = (step, flight, exposed, buckets_alone)
         log0(f"| {name} | {step * 1e3:.1f} | {fb * 1e3:.1f} | {alone * 1e3:.1f} | "
-             f"{flight * 1e3:.1f} ({flight / step:.0%}) | {exposed * 1e3:.1f} ({exposed / step:.0%}) |")
-    (ps, pf, pe), (gs, gf, ge) = out["pyhccl"], out["gloo"]
+             f"{flight * 1e3:.1f} ({flight / step:.0%}) | {exposed * 1e3:.1f} ({exposed / step:.0%}) | "
+             f"{buckets_alone * 1e3:.1f} |")
+    (ps, pf, pe, pa), (gs, gf, ge, ga) = out["pyhccl"], out["gloo"]
     log0(f"\ngloo / pyhccl: step time {gs / ps:.2f}x, communication in flight {gf / max(pf, 1e-9):.2f}x, "
-         f"exposed {ge / pe if pe > 0 else float('inf'):.2f}x (medians; slowest rank)")
+         f"exposed {ge / pe if pe > 0 else float('inf'):.2f}x, the buckets' AllReduces alone "
+         f"{ga / pa:.2f}x (medians; slowest rank)")
+    sizes_mb = [n * b.element_size() / 1e6 for (n, _), b in zip(buckets, bufs)]
+    log0(f"# DDP's buckets: {', '.join(f'{mb:.2f} MB' for mb in sizes_mb)}")
+
+
+def reduce_alone(bufs: List[torch.Tensor], group: dist.ProcessGroup, timer: dist.ProcessGroup,
+                 trials: int = 7) -> float:
+    """Seconds to all-reduce DDP's buckets back to back with nothing else running (median of trials)."""
+    times = []
+    for _ in range(trials):
+        dist.barrier(group=timer)
+        t0 = time.perf_counter()
+        works = [dist.all_reduce(b, group=group, async_op=True) for b in bufs]
+        for w in works:
+            w.wait()
+        times.append(time.perf_counter() - t0)
+    return median(times)
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
