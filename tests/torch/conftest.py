@@ -16,7 +16,9 @@ sets up MPI for its own tests); run it with -c tests/torch/pytest.ini.
 """
 
 import datetime
+import faulthandler
 import os
+import signal
 import sys
 
 import pytest
@@ -33,6 +35,9 @@ TOP_CONFTEST = os.path.join(os.path.dirname(HERE), "conftest.py")
 # Bound every wait of the host runtime below pytest's own timeout.
 os.environ.setdefault("HCCL_CONNECT_TIMEOUT", "60")
 os.environ.setdefault("HCCL_EXEC_TIMEOUT", "60")
+
+# `kill -USR1 <pid>` prints every thread's stack (a hung rank explains itself).
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 VERDICT_TIMEOUT = datetime.timedelta(seconds=150)
 _state = {"rank": 0, "size": 1, "verdict": None}
