@@ -234,21 +234,24 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
     # ---- all-reduce ------------------------------------------------------------------
     def allreduce(self, tensors: Any, opts: Any = None) -> PyhcclWork:
         api = "all_reduce"
+        rop = _DEFAULT_OP if opts is None else opts.reduceOp
+        # The common case (one contiguous CPU tensor of a numpy dtype, SUM, a healthy
+        # group) takes the shortest path: it is what DDP and dist.all_reduce call most.
+        if type(tensors) is list and len(tensors) == 1:
+            t = tensors[0]
+            if type(t) is torch.Tensor and rop == _SUM and t.dtype in _FAST_DTYPES \
+                    and t.layout is torch.strided and t.is_cpu and not t.requires_grad \
+                    and t.is_contiguous() and not self._p2p and self._failed is None \
+                    and not self._closed:
+                try:
+                    self._comm.all_reduce(t.numpy(), stream=self._stream)
+                except pyhccl.HcclError as e:
+                    self._fail(e, api)
+                    raise self._wrap(e, api) from e
+                self._enq += 1
+                return PyhcclWork(self, self._enq, tensors, api)
         t = _one(tensors, api)
-        rop = _opt(opts, "reduceOp", _DEFAULT_OP)
-        if self._p2p or self._closed or self._failed is not None:
-            self._begin(api)
-        # The common case (a contiguous SUM of a numpy-typed tensor) skips the general path.
-        if t.dtype in _FAST_DTYPES and getattr(rop, "op", rop) == _SUM and t.is_contiguous() \
-                and t.device.type == "cpu" and t.layout == torch.strided:
-            try:
-                self._comm.all_reduce(t.detach().numpy() if t.requires_grad else t.numpy(),
-                                      stream=self._stream)
-            except pyhccl.HcclError as e:
-                self._fail(e, api)
-                raise self._wrap(e, api) from e
-            self._enq += 1
-            return PyhcclWork(self, self._enq, [t], api)
+        self._begin(api)
         self._allreduce_one(t, rop, api)
         return self._enqueued(api, [t])
 
