@@ -57,7 +57,7 @@ def main() -> None:
         "comm": via_comm,
         "backend": lambda: pg.allreduce([t], opts).wait(),
         "dist": lambda: dist.all_reduce(t),
-        "dist async": lambda: dist.all_reduce(t, async_op=True).wait(),  # type: ignore[union-attr]
+        "dist async": lambda: dist.all_reduce(t, async_op=True).wait(),  # type: ignore[union-attr, unused-ignore]
     }
     times: Dict[str, List[float]] = {k: [] for k in ways}
     for fn in ways.values():                       # warm up every path

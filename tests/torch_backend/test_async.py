@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from expect import reduced, same, vals
+from .expect import reduced, same, vals
 
 LATE = 0.4          # how long the last rank holds back (generous: the machine is shared)
 

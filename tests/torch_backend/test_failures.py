@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from jobs import Job
+from .jobs import Job
 
 pytestmark = pytest.mark.solo
 
