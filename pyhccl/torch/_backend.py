@@ -610,11 +610,6 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
         self._call(api, lambda: self._comm.barrier(stream=self._stream))
         return self._enqueued(api, [])
 
-    def monitored_barrier(self, timeout: Any = None, wait_all_ranks: bool = False) -> None:
-        """A barrier whose wait is bounded by `timeout`; a missing rank is named by HCCL."""
-        from ._work import _seconds
-        self.barrier().wait(_seconds(timeout) if timeout is not None else None)
-
     # ---- point to point ------------------------------------------------------------------
     def _post(self, kind: str, tensors: Any, peer: int, api: str) -> PyhcclWork:
         t = _one(tensors, api)
