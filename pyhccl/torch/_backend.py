@@ -86,6 +86,14 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
         # torch's own lookup asks a registered C++ backend, which a Python group has not.
         return self._group_name
 
+    # The group is its own backend for every device: torch asks _get_backend(device)
+    # for capabilities (batch_isend_irecv's coalescing check on torch 2.14).
+    supports_coalescing = False
+    supports_splitting = False
+
+    def _get_backend(self, device: Any) -> "ProcessGroupPyhccl":
+        return self
+
     @property
     def comm(self) -> pyhccl.Comm:
         """The pyhccl communicator of this group (for mixing in pyhccl calls)."""
