@@ -23,6 +23,7 @@ bucket sizes back to back with nothing else running (DDP's communication
 time without the backward pass competing for the cores).
 """
 import argparse
+import gc
 import os
 import sys
 import time
@@ -235,6 +236,11 @@ def ddp_compare(a: argparse.Namespace, groups: Dict[str, dist.ProcessGroup]) -> 
          f"{ga / pa:.2f}x (medians; slowest rank)")
     sizes_mb = [n * b.element_size() / 1e6 for (n, _), b in zip(buckets, bufs)]
     log0(f"# DDP's buckets: {', '.join(f'{mb:.2f} MB' for mb in sizes_mb)}")
+    # Free the DDP models while their groups live: torch's Gloo group can deadlock on the GIL
+    # when a DDP reducer over it is collected during shutdown.
+    runs.clear()
+    gc.collect()
+    dist.barrier(group=groups["gloo"])
 
 
 def reduce_alone(bufs: List[torch.Tensor], group: dist.ProcessGroup, timer: dist.ProcessGroup,
