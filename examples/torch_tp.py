@@ -71,25 +71,24 @@ def load(path: str) -> Tuple[GPT, str]:
     return GPT(GPTConfig()), f"untrained weights (no {path}; run torch_ddp.py first to train them)"
 
 
-@torch.no_grad()
 def generate(model: torch.nn.Module, prompts: torch.Tensor, new: int) -> Tuple[torch.Tensor, List[float]]:
     """Greedy continuation of `prompts` by `new` tokens; and each token's seconds."""
     ids, times = prompts, []
-    for _ in range(new):
-        t0 = time.perf_counter()
-        logits = model(ids)[:, -1]
-        ids = torch.cat([ids, logits.argmax(-1, keepdim=True)], dim=1)
-        times.append(time.perf_counter() - t0)
+    with torch.no_grad():
+        for _ in range(new):
+            t0 = time.perf_counter()
+            logits = model(ids)[:, -1]
+            ids = torch.cat([ids, logits.argmax(-1, keepdim=True)], dim=1)
+            times.append(time.perf_counter() - t0)
     return ids, times
 
 
-@torch.no_grad()
 def compute_alone(model: GPT, prompts: torch.Tensor, new: int, rank: int, world: int) -> float:
     """Seconds per token of this rank's share of the work with the AllReduces skipped."""
     shard = by_hand(copy.deepcopy(model), rank, world)
     set_communicate(shard, False)
     _, times = generate(shard, prompts, new)
-    return sum(times[1:]) / max(len(times) - 1, 1)
+    return float(sum(times[1:])) / max(len(times) - 1, 1)
 
 
 def split(model: GPT, mode: str, rank: int, world: int) -> Tuple[torch.nn.Module, str]:

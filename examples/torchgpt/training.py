@@ -44,17 +44,17 @@ def autocast(enabled: bool) -> torch.autocast:
     return torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled)
 
 
-@torch.no_grad()
 def evaluate(model: nn.Module, corpus: Corpus, rows: int, length: int, bf16: bool,
              batches: int = 2) -> float:
     """Mean validation loss over fixed batches (the same on every rank and every call)."""
     was = model.training
     model.eval()
     total = 0.0
-    for b in range(batches):
-        x, y = corpus.batch("val", rows, length, seed=b)
-        with autocast(bf16):
-            total += float(loss_of(model, torch.from_numpy(x), torch.from_numpy(y)))
+    with torch.no_grad():
+        for b in range(batches):
+            x, y = corpus.batch("val", rows, length, seed=b)
+            with autocast(bf16):
+                total += float(loss_of(model, torch.from_numpy(x), torch.from_numpy(y)))
     model.train(was)
     return total / batches
 
