@@ -68,3 +68,12 @@ def test_the_name_hccl_is_left_to_torch_npu():
     assert "pyhccl" in dist.Backend.backend_list
     assert getattr(dist.Backend, "PYHCCL") == "pyhccl"
     assert "HCCL" not in getattr(dist.Backend, "_plugins", {})
+
+
+def test_an_mpi_world_that_is_not_the_launchers_is_not_used():
+    # mpi4py built for another MPI starts as a singleton: its world cannot agree on a
+    # master for these ranks, so launch_env falls back (here: a file store on one host).
+    pytest.importorskip("mpi4py")
+    env = launch_env({"OMPI_COMM_WORLD_RANK": "3", "OMPI_COMM_WORLD_SIZE": "5",
+                      "OMPI_COMM_WORLD_LOCAL_RANK": "3", "OMPI_COMM_WORLD_LOCAL_SIZE": "5"})
+    assert env["PYHCCL_INIT_METHOD"].startswith("file://")
