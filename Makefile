@@ -173,6 +173,19 @@ $(TORCH_VENV)/.installed: requirements-torch.txt
 	touch $@
 torch-venv: build $(TORCH_VENV)/.installed
 
+# The backend's suite (tests/torch_backend: its own conftest and pytest.ini) under torchrun and under
+# mpiexec, at 1, 2 and 4 ranks. Tests that start jobs of their own (a killed rank, Ctrl-C,
+# tcp:// and file://) run in the 1-rank sessions, DDP/FSDP2 training in the 2-rank ones.
+TORCH_TESTS := -c tests/torch_backend/pytest.ini -q tests/torch_backend $(PYTEST_ARGS)
+test-torch: torch-venv
+	@status=0; for n in 1 2 4; do \
+	  echo "=== tests/torch_backend under torchrun, $$n rank(s) ==="; \
+	  timeout 600 $(TORCH_VENV)/bin/torchrun --standalone --nproc-per-node $$n \
+	    -m pytest $(TORCH_TESTS) || status=1; \
+	  echo "=== tests/torch_backend under mpiexec, $$n rank(s) ==="; \
+	  timeout 600 $(TORCH_VENV)/bin/mpiexec -n $$n $(TORCH_PY) -m pytest $(TORCH_TESTS) || status=1; \
+	done; exit $$status
+
 # The torch examples at 2 ranks with short settings: under torchrun (--standalone: a free
 # port of its own), and torch_ddp.py under mpiexec too; torch_tp.py reads torch_ddp.py's
 # checkpoint and runs both of its ways (DTensor where it works, explicit AllReduces).

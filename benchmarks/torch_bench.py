@@ -8,9 +8,9 @@ The columns are pyhccl.bench's (docs/performance.rst), with gloo in the place
 of MPI: per size, `iters` dist.all_reduce calls on one float32 tensor, either
 each waited for (round trip, -z 1) or all issued with async_op=True and then
 waited for (queued, -z 0); by default both tables. The time per op is the
-slowest rank's elapsed time / iters; algbw = S / time (GB = 1e9 bytes),
-busbw = algbw x 2(n-1)/n. Both backends reduce the same tensor, in turn, and
-which goes first alternates from size to size. The check (not timed) starts
+slowest rank's elapsed time / iters, the median of --trials trials; algbw =
+S / time (GB = 1e9 bytes), busbw = algbw x 2(n-1)/n. Both backends reduce the
+same tensor, in turn, and which goes first alternates from trial to trial. The check (not timed) starts
 from small integers, whose sums are exact, and counts the wrong elements of
 one all_reduce over all ranks.
 
@@ -18,9 +18,12 @@ one all_reduce over all ranks.
 processes: two copies of the model from the same initial weights and the same
 batches, alternating blocks of --block steps between the backends, and prints
 each one's step time and communication (examples/torch_ddp.py explains
-"in flight" and "exposed").
+"in flight" and "exposed"), and last the time to all-reduce tensors of DDP's
+bucket sizes back to back with nothing else running (DDP's communication
+time without the backward pass competing for the cores).
 """
 import argparse
+import gc
 import os
 import sys
 import time
@@ -33,7 +36,8 @@ import torch.distributed as dist
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples"))
 from torchgpt.launch import finish, init, log0  # noqa: E402
 
-if "mpi4py.MPI" not in sys.modules:         # pyhccl.bench imports MPI; torchrun's ranks need no MPI
+if "RANK" in os.environ and "mpi4py.MPI" not in sys.modules:
+    # torchrun's ranks need no MPI, but pyhccl.bench imports it (under mpirun, init() uses it)
     try:
         import mpi4py
         mpi4py.rc.initialize = mpi4py.rc.finalize = False
@@ -95,7 +99,8 @@ def table(a: argparse.Namespace, groups: Dict[str, dist.ProcessGroup],
     world = dist.get_world_size()
     factor = 2 * (world - 1) / world
     log0(f"# dist.all_reduce on {world} {'rank' if world == 1 else 'ranks'}, dtype float32, op sum, "
-         f"iters {a.iters}, warm-up {a.warmup_iters}, {'round trips' if blocking else 'queued'}; "
+         f"iters {a.iters}, warm-up {a.warmup_iters}, median of {a.trials} trials, "
+         f"{'round trips' if blocking else 'queued'}; "
          f"torch {torch.__version__}, pyhccl vs gloo")
     log0("# time: slowest rank per op (us); algbw, busbw: GB/s")
     log0(f"#{'size(B)':>12} {'count':>11} {'type':>8} {'redop':>5} {'root':>4} {'time':>10} "
@@ -106,12 +111,16 @@ def table(a: argparse.Namespace, groups: Dict[str, dist.ProcessGroup],
         count = max(nbytes // 4, 1)
         t = rank_values(dist.get_rank(), count)         # the one tensor both backends reduce
         iters = max(1, min(a.iters, int(2e9 // (count * 4))))
-        order = BACKENDS if step % 2 == 0 else BACKENDS[::-1]
-        secs: Dict[str, float] = {}
-        bad: Dict[str, int] = {}
-        for name in order:
-            secs[name] = timed(t, groups[name], groups["gloo"], iters, a.warmup_iters, blocking)
-            bad[name] = wrong(t, groups[name], groups["gloo"]) if a.check else 0
+        trials: Dict[str, List[float]] = {name: [] for name in BACKENDS}
+        bad: Dict[str, int] = {name: 0 for name in BACKENDS}
+        for trial in range(a.trials):
+            order = BACKENDS if (step + trial) % 2 == 0 else BACKENDS[::-1]
+            for name in order:
+                trials[name].append(timed(t, groups[name], groups["gloo"], iters, a.warmup_iters,
+                                          blocking))
+                if a.check and trial == 0:
+                    bad[name] = wrong(t, groups[name], groups["gloo"])
+        secs = {name: median(trials[name]) for name in BACKENDS}
         s = count * 4
         row = {"size": s, "count": count, "time_us": secs["pyhccl"] * 1e6,
                "algbw": s / secs["pyhccl"] / 1e9, "wrong": bad["pyhccl"],
@@ -162,7 +171,7 @@ def ddp_compare(a: argparse.Namespace, groups: Dict[str, dist.ProcessGroup]) -> 
         timer = CommTimer(groups[name])
         ddp.register_comm_hook(timer, timed_allreduce_hook)
         runs[name] = {"ddp": ddp, "timer": timer, "opt": OptimizerFactory(1e-3)(ddp),
-                      "fb": [], "step": [], "flight": [], "alone": []}
+                      "fb": [], "step": [], "flight": [], "alone": [], "paired": []}
     log0(f"# DDP of examples/torchgpt's GPT ({sum(p.numel() for p in base.parameters()) / 1e6:.2f} M "
          f"parameters), {world} ranks, global batch {a.rows}x64, "
          f"{'bf16 autocast' if bf16 else 'float32'}, buckets of {a.bucket_mb:g} MB; {a.steps} steps "
@@ -193,6 +202,8 @@ def ddp_compare(a: argparse.Namespace, groups: Dict[str, dist.ProcessGroup]) -> 
             r["fb"].append(t1 - t0)
             r["step"].append(t2 - t0)
             r["flight"].append(flight)
+            if step % 3 == 0:
+                r["paired"].append(r["fb"][-1] - r["alone"][-1])
 
     for name in BACKENDS:                             # warm-up: DDP builds its buckets
         for s in range(2):
@@ -204,23 +215,49 @@ def ddp_compare(a: argparse.Namespace, groups: Dict[str, dist.ProcessGroup]) -> 
             for s in block:
                 one(name, 2 + s, record=True)
         done += len(block)
+    buckets = [runs["pyhccl"]["timer"].buckets[i] for i in sorted(runs["pyhccl"]["timer"].buckets)]
+    bufs = [torch.ones(n, dtype=dt) for n, dt in buckets]
     log0("\n| backend | step ms | forward+backward ms | same without communication ms | "
-         "in flight ms (share) | exposed ms (share) |")
-    log0("|---|---|---|---|---|---|")
+         "in flight ms (share) | exposed ms (share) | bucket AllReduces alone ms |")
+    log0("|---|---|---|---|---|---|---|")
     out = {}
     for name in BACKENDS:
         r = runs[name]
-        v = torch.tensor([median(r["step"]), median(r["fb"]), median(r["flight"]), median(r["alone"])],
+        v = torch.tensor([median(r["step"]), median(r["fb"]), median(r["flight"]), median(r["alone"]),
+                          median(r["paired"]), reduce_alone(bufs, groups[name], groups["gloo"])],
                          dtype=torch.float64)
         dist.all_reduce(v, op=dist.ReduceOp.MAX, group=groups["gloo"])
-        step, fb, flight, alone = (float(x) for x in v)
-        exposed = max(fb - alone, 0.0)
-        out[name] = (step, flight, exposed)
+        step, fb, flight, alone, paired, buckets_alone = (float(x) for x in v)
+        exposed = min(max(paired, 0.0), fb)
+        out[name] = (step, flight, exposed, buckets_alone)
         log0(f"| {name} | {step * 1e3:.1f} | {fb * 1e3:.1f} | {alone * 1e3:.1f} | "
-             f"{flight * 1e3:.1f} ({flight / step:.0%}) | {exposed * 1e3:.1f} ({exposed / step:.0%}) |")
-    (ps, pf, pe), (gs, gf, ge) = out["pyhccl"], out["gloo"]
+             f"{flight * 1e3:.1f} ({flight / step:.0%}) | {exposed * 1e3:.1f} ({exposed / step:.0%}) | "
+             f"{buckets_alone * 1e3:.1f} |")
+    (ps, pf, pe, pa), (gs, gf, ge, ga) = out["pyhccl"], out["gloo"]
     log0(f"\ngloo / pyhccl: step time {gs / ps:.2f}x, communication in flight {gf / max(pf, 1e-9):.2f}x, "
-         f"exposed {ge / pe if pe > 0 else float('inf'):.2f}x (medians; slowest rank)")
+         f"exposed {ge / pe if pe > 0 else float('inf'):.2f}x, the buckets' AllReduces alone "
+         f"{ga / pa:.2f}x (medians; slowest rank)")
+    sizes_mb = [n * b.element_size() / 1e6 for (n, _), b in zip(buckets, bufs)]
+    log0(f"# DDP's buckets: {', '.join(f'{mb:.2f} MB' for mb in sizes_mb)}")
+    # Free the DDP models while their groups live: torch's Gloo group can deadlock on the GIL
+    # when a DDP reducer over it is collected during shutdown.
+    runs.clear()
+    gc.collect()
+    dist.barrier(group=groups["gloo"])
+
+
+def reduce_alone(bufs: List[torch.Tensor], group: dist.ProcessGroup, timer: dist.ProcessGroup,
+                 trials: int = 7) -> float:
+    """Seconds to all-reduce DDP's buckets back to back with nothing else running (median of trials)."""
+    times = []
+    for _ in range(trials):
+        dist.barrier(group=timer)
+        t0 = time.perf_counter()
+        works = [dist.all_reduce(b, group=group, async_op=True) for b in bufs]
+        for w in works:
+            w.wait()
+        times.append(time.perf_counter() - t0)
+    return median(times)
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
@@ -231,6 +268,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("-n", "--iters", type=int, default=20)
     p.add_argument("-w", "--warmup_iters", type=int, default=5)
     p.add_argument("-c", "--check", type=int, default=1, choices=[0, 1])
+    p.add_argument("-t", "--trials", type=int, default=3,
+                   help="timed trials per size and backend, alternating who goes first; the median counts")
     p.add_argument("-z", "--blocking", type=int, choices=[0, 1],
                    help="1: round trips only, 0: queued only (default: both tables)")
     p.add_argument("--ddp", action="store_true", help="compare DDP training instead")
@@ -242,8 +281,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     a = p.parse_args(argv)
     if a.minbytes < 4 or a.maxbytes < a.minbytes or a.stepfactor < 2:
         p.error("need 4 <= minbytes <= maxbytes and a step factor of at least 2")
-    if a.iters < 1 or a.warmup_iters < 0 or a.steps < 3 or a.block < 1:
-        p.error("need -n >= 1, -w >= 0, --steps >= 3, --block >= 1")
+    if a.iters < 1 or a.warmup_iters < 0 or a.trials < 1 or a.steps < 3 or a.block < 1:
+        p.error("need -n >= 1, -w >= 0, -t >= 1, --steps >= 3, --block >= 1")
     return a
 
 

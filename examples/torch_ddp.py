@@ -12,9 +12,11 @@ Communication is measured two ways, each a share of the step time:
   - in flight: the union of the intervals from each bucket's AllReduce start
     (DDP's communication hook, torch's allreduce_hook plus two clock reads) to
     the completion of its future; much of it overlaps the backward pass;
-  - exposed: the forward+backward time minus that of the same batch run
-    without communication (under ddp.no_sync(), every --probe-every steps,
-    slowest rank), i.e. what communication and waiting for peers added.
+  - exposed: the forward+backward time of a step minus that of the same
+    batch run just before it without communication (under ddp.no_sync(),
+    every --probe-every steps; the median of those differences, slowest
+    rank), i.e. what communication and waiting for peers added. Pairing each
+    step with its own probe keeps a machine's changing load out of it.
 
 It checks that
   - every rank holds bit-identical parameters at the end;
@@ -38,7 +40,7 @@ import copy
 import os
 import sys
 import time
-from statistics import mean
+from statistics import mean, median
 from typing import List
 
 import torch
@@ -112,6 +114,7 @@ def main() -> int:
     stepped: List[float] = []   # whole step seconds
     flight: List[float] = []
     nosync: List[float] = []    # forward+backward of the same batch without communication
+    paired: List[float] = []    # a probed step's forward+backward minus its probe's
     window = (0.0, 0)           # (seconds, tokens) since the last line
     check = None
     for step in range(1, a.steps + 1):
@@ -137,6 +140,8 @@ def main() -> int:
             fb.append(t1 - t0)
             stepped.append(t2 - t0)
             flight.append(timer.in_flight(t0, t1))
+            if step % a.probe_every == 0:
+                paired.append(fb[-1] - nosync[-1])
         else:
             timer.intervals.clear()
         window = (window[0] + t2 - t0, window[1] + a.rows * a.context)
@@ -149,7 +154,7 @@ def main() -> int:
             window = (0.0, 0)
     val = evaluate(ddp, corpus, a.rows, a.context, bf16)
     agree = ranks_agree(flat_params(ddp.module))
-    ok = report(a, fb, stepped, flight, nosync, val0, val, agree, check, bf16)
+    ok = report(a, fb, stepped, flight, nosync, paired, val0, val, agree, check, bf16)
     if ok and rank == 0 and a.checkpoint:
         os.makedirs(os.path.dirname(os.path.abspath(a.checkpoint)), exist_ok=True)
         torch.save({"config": cfg.as_dict(), "model": ddp.module.state_dict()}, a.checkpoint)
@@ -171,15 +176,16 @@ def compare_with_one_process(a: argparse.Namespace, ddp: DDP, reference: "GPT | 
 
 
 def report(a: argparse.Namespace, fb: List[float], stepped: List[float], flight: List[float],
-           nosync: List[float], val0: float, val: float, agree: bool, check: "float | None",
+           nosync: List[float], paired: List[float], val0: float, val: float, agree: bool,
+           check: "float | None",
            bf16: bool) -> bool:
     world = dist.get_world_size()
     # the slowest rank's compute-only time: the step cannot be faster than it
-    stats = torch.tensor([mean(fb), mean(stepped), mean(flight), mean(nosync) if nosync else 0.0],
-                         dtype=torch.float64)
+    stats = torch.tensor([mean(fb), mean(stepped), mean(flight), mean(nosync) if nosync else 0.0,
+                          median(paired) if paired else 0.0], dtype=torch.float64)
     dist.all_reduce(stats, op=dist.ReduceOp.MAX)
-    t_fb, t_step, t_flight, t_compute = (float(v) for v in stats)
-    exposed = max(t_fb - t_compute, 0.0) if nosync else float("nan")
+    t_fb, t_step, t_flight, t_compute, t_paired = (float(v) for v in stats)
+    exposed = min(max(t_paired, 0.0), t_fb) if paired else float("nan")
     tol = 5e-2 if bf16 else 1e-4
     ranks = f"{world} rank{'s' if world > 1 else ''}"
     log0(f"step time {t_step * 1e3:.1f} ms ({a.rows * a.context / t_step:,.0f} tokens/s over {ranks}), "

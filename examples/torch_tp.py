@@ -14,9 +14,10 @@ whole context re-read at each token (no key/value cache), and prints
 milliseconds per generated token, with the share that tensor parallelism
 adds: the step time minus that of the same ranks' computation with the
 AllReduces skipped (by_hand(communicate=False), slowest rank). That is the
-communication, and with DTensor also its dispatch, which is large here: the
-sequence grows by one token per step, so every step has new shapes, which
-DTensor's sharding propagation has not cached yet.
+communication, and with DTensor also its dispatch. The timed pass follows an
+untimed one over the same prompts: the sequence grows by a token per step,
+and DTensor's sharding propagation caches per shape, so the first pass over
+new shapes is several times slower.
 
 It checks that
   - every rank generated the same tokens;
@@ -70,25 +71,24 @@ def load(path: str) -> Tuple[GPT, str]:
     return GPT(GPTConfig()), f"untrained weights (no {path}; run torch_ddp.py first to train them)"
 
 
-@torch.no_grad()
 def generate(model: torch.nn.Module, prompts: torch.Tensor, new: int) -> Tuple[torch.Tensor, List[float]]:
     """Greedy continuation of `prompts` by `new` tokens; and each token's seconds."""
     ids, times = prompts, []
-    for _ in range(new):
-        t0 = time.perf_counter()
-        logits = model(ids)[:, -1]
-        ids = torch.cat([ids, logits.argmax(-1, keepdim=True)], dim=1)
-        times.append(time.perf_counter() - t0)
+    with torch.no_grad():
+        for _ in range(new):
+            t0 = time.perf_counter()
+            logits = model(ids)[:, -1]
+            ids = torch.cat([ids, logits.argmax(-1, keepdim=True)], dim=1)
+            times.append(time.perf_counter() - t0)
     return ids, times
 
 
-@torch.no_grad()
 def compute_alone(model: GPT, prompts: torch.Tensor, new: int, rank: int, world: int) -> float:
     """Seconds per token of this rank's share of the work with the AllReduces skipped."""
     shard = by_hand(copy.deepcopy(model), rank, world)
     set_communicate(shard, False)
     _, times = generate(shard, prompts, new)
-    return sum(times[1:]) / max(len(times) - 1, 1)
+    return float(sum(times[1:])) / max(len(times) - 1, 1)
 
 
 def split(model: GPT, mode: str, rank: int, world: int) -> Tuple[torch.nn.Module, str]:
@@ -129,7 +129,7 @@ def main() -> int:
     tp, how = split(model, a.mode, rank, world)
     log0(f"torch_tp: {world} rank{'s' if world > 1 else ''} over {a.backend!r}, {source}")
     log0(f"split: {how}")
-    generate(tp, prompts[:, :4], 2)                           # warm-up
+    generate(tp, prompts, a.new_tokens)      # warm-up: every shape once (DTensor caches per shape)
     ids, times = generate(tp, prompts, a.new_tokens)
     alone = compute_alone(model, prompts, a.new_tokens, rank, world)
     step = torch.tensor([sum(times[1:]) / max(len(times) - 1, 1), alone], dtype=torch.float64)

@@ -27,7 +27,7 @@ class GPTConfig:
         return asdict(self)
 
 
-class Attention(nn.Module):
+class Attention(nn.Module):  # type: ignore[misc, unused-ignore]
     def __init__(self, cfg: GPTConfig) -> None:
         super().__init__()
         if cfg.width % cfg.heads:
@@ -50,7 +50,7 @@ class Attention(nn.Module):
         return self.out(y.transpose(1, 2).reshape(b, t, -1))
 
 
-class MLP(nn.Module):
+class MLP(nn.Module):  # type: ignore[misc, unused-ignore]
     def __init__(self, cfg: GPTConfig) -> None:
         super().__init__()
         self.up = nn.Linear(cfg.width, 4 * cfg.width)
@@ -60,7 +60,7 @@ class MLP(nn.Module):
         return self.down(F.gelu(self.up(x)))
 
 
-class Block(nn.Module):
+class Block(nn.Module):  # type: ignore[misc, unused-ignore]
     def __init__(self, cfg: GPTConfig) -> None:
         super().__init__()
         self.norm1 = nn.LayerNorm(cfg.width)
@@ -73,7 +73,7 @@ class Block(nn.Module):
         return x + self.mlp(self.norm2(x))
 
 
-class GPT(nn.Module):
+class GPT(nn.Module):  # type: ignore[misc, unused-ignore]
     def __init__(self, cfg: GPTConfig) -> None:
         super().__init__()
         self.cfg = cfg

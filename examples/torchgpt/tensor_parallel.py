@@ -41,11 +41,11 @@ def with_dtensor(model: GPT, world: int) -> GPT:
             plan[f"blocks.{i}.{name}"] = ColwiseParallel()
         for name in ("attn.out", "mlp.down"):
             plan[f"blocks.{i}.{name}"] = RowwiseParallel()
-    parallelize_module(model, mesh, plan)     # type: ignore[arg-type]
+    parallelize_module(model, mesh, plan)  # type: ignore[arg-type, unused-ignore]
     return model
 
 
-class RowParallelLinear(nn.Module):
+class RowParallelLinear(nn.Module):  # type: ignore[misc, unused-ignore]
     """This rank's share of a Linear's input features: a partial product that one AllReduce sums."""
 
     def __init__(self, full: nn.Linear, rank: int, world: int) -> None:

@@ -2,7 +2,7 @@
 precision choice, the DDP communication timer and the cross-rank checks."""
 import os
 import time
-from typing import List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.distributed as dist
@@ -44,17 +44,17 @@ def autocast(enabled: bool) -> torch.autocast:
     return torch.autocast("cpu", dtype=torch.bfloat16, enabled=enabled)
 
 
-@torch.no_grad()
 def evaluate(model: nn.Module, corpus: Corpus, rows: int, length: int, bf16: bool,
              batches: int = 2) -> float:
     """Mean validation loss over fixed batches (the same on every rank and every call)."""
     was = model.training
     model.eval()
     total = 0.0
-    for b in range(batches):
-        x, y = corpus.batch("val", rows, length, seed=b)
-        with autocast(bf16):
-            total += float(loss_of(model, torch.from_numpy(x), torch.from_numpy(y)))
+    with torch.no_grad():
+        for b in range(batches):
+            x, y = corpus.batch("val", rows, length, seed=b)
+            with autocast(bf16):
+                total += float(loss_of(model, torch.from_numpy(x), torch.from_numpy(y)))
     model.train(was)
     return total / batches
 
@@ -72,6 +72,7 @@ class CommTimer:
     def __init__(self, group: Optional[dist.ProcessGroup] = None) -> None:
         self.group = group
         self.intervals: List[Tuple[float, float]] = []
+        self.buckets: Dict[int, Tuple[int, torch.dtype]] = {}    # index -> (elements, dtype)
 
     def in_flight(self, t0: float, t1: float) -> float:
         """Seconds within [t0, t1] during which some AllReduce was in flight; clears the record."""
@@ -90,6 +91,7 @@ def timed_allreduce_hook(timer: CommTimer, bucket: dist.GradBucket) -> torch.fut
     asynchronously) with two clock reads, at the start and when the future completes."""
     start = time.perf_counter()
     buf = bucket.buffer()
+    timer.buckets[bucket.index()] = (buf.numel(), buf.dtype)
     buf.div_(dist.get_world_size(timer.group))
     fut = dist.all_reduce(buf, group=timer.group, async_op=True).get_future()
 

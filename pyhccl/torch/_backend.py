@@ -12,7 +12,9 @@ which is how batch_isend_irecv's list becomes one batch that cannot deadlock.
 """
 
 import datetime
-from typing import Any, Callable, List, Optional, Sequence, Tuple
+import functools
+import threading
+from typing import Any, Callable, List, Optional, Sequence, Tuple, TypeVar
 
 import numpy as np
 import torch
@@ -32,6 +34,18 @@ _NO_DIV = tuple(getattr(torch, n) for n in ("uint16", "uint32") if hasattr(torch
 _DistError = getattr(dist, "DistBackendError", RuntimeError)
 
 BACKEND_NAME = "pyhccl"
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def _serial(fn: _F) -> _F:
+    """One call at a time per group: a call's enqueues and its number stay together,
+    so the numbers follow the stream's order when several threads call."""
+    @functools.wraps(fn)
+    def run(self: "ProcessGroupPyhccl", *args: Any, **kwargs: Any) -> Any:
+        with self._lock:
+            return fn(self, *args, **kwargs)
+    return run  # type: ignore[return-value]
 
 
 def _one(tensors: Any, api: str, what: str = "tensor") -> torch.Tensor:
@@ -69,6 +83,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
         self._failed_from = 0   # works numbered from here on carry _failed
         self._p2p: List[Tuple[str, np.ndarray, int, PyhcclWork, Optional[Callable[[], None]]]] = []
         self._closed = False
+        self._lock = threading.RLock()
 
     # ---- identity ---------------------------------------------------------------
     def getBackendName(self) -> str:
@@ -85,6 +100,14 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
     def group_name(self) -> str:
         # torch's own lookup asks a registered C++ backend, which a Python group has not.
         return self._group_name
+
+    # The group is its own backend for every device: torch asks _get_backend(device)
+    # for capabilities (batch_isend_irecv's coalescing check on torch 2.14).
+    supports_coalescing = False
+    supports_splitting = False
+
+    def _get_backend(self, device: Any) -> "ProcessGroupPyhccl":
+        return self
 
     @property
     def comm(self) -> pyhccl.Comm:
@@ -127,10 +150,8 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
             self._fail(e, opname)
         except pyhccl.Error as e:
             self._fail(e, opname)
-        if self._failed is None and not self._comm.is_destroyed:
-            err = self._comm.async_error()
-            if err is not None:
-                self._fail(err, opname)
+        # No async_error() check here: it may come from a peer that failed after this
+        # work completed (the stream reports the work's own error).
         if enq > self._done:
             self._done = enq
 
@@ -167,8 +188,12 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
         comm = self._comm
 
         def guarded() -> None:
-            if comm.async_error() is None:
-                fn()
+            # After a failed collective the buffers hold no result: fail the stream
+            # (wait() raises) instead of copying them out.
+            err = comm.async_error()
+            if err is not None:
+                raise err
+            fn()
         self._stream.launch_host_func(guarded)
 
     def _begin(self, api: str) -> None:
@@ -232,23 +257,29 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
     # ---- all-reduce ------------------------------------------------------------------
     def allreduce(self, tensors: Any, opts: Any = None) -> PyhcclWork:
         api = "all_reduce"
+        rop = _DEFAULT_OP if opts is None else opts.reduceOp
+        # The common case (one contiguous CPU tensor of a numpy dtype, SUM, a healthy
+        # group) takes the shortest path: it is what DDP and dist.all_reduce call most.
+        if type(tensors) is list and len(tensors) == 1:
+            t = tensors[0]
+            if type(t) is torch.Tensor and rop == _SUM and t.dtype in _FAST_DTYPES \
+                    and t.layout is torch.strided and t.is_cpu and not t.requires_grad \
+                    and t.is_contiguous() and not self._p2p and self._failed is None \
+                    and not self._closed:
+                with self._lock:
+                    try:
+                        self._comm.all_reduce(t.numpy(), stream=self._stream)
+                    except pyhccl.HcclError as e:
+                        self._fail(e, api)
+                        raise self._wrap(e, api) from e
+                    self._enq += 1
+                    seq = self._enq
+                return PyhcclWork(self, seq, tensors, api)
         t = _one(tensors, api)
-        rop = _opt(opts, "reduceOp", _DEFAULT_OP)
-        if self._p2p or self._closed or self._failed is not None:
+        with self._lock:
             self._begin(api)
-        # The common case (a contiguous SUM of a numpy-typed tensor) skips the general path.
-        if t.dtype in _FAST_DTYPES and getattr(rop, "op", rop) == _SUM and t.is_contiguous() \
-                and t.device.type == "cpu" and t.layout == torch.strided:
-            try:
-                self._comm.all_reduce(t.detach().numpy() if t.requires_grad else t.numpy(),
-                                      stream=self._stream)
-            except pyhccl.HcclError as e:
-                self._fail(e, api)
-                raise self._wrap(e, api) from e
-            self._enq += 1
-            return PyhcclWork(self, self._enq, [t], api)
-        self._allreduce_one(t, rop, api)
-        return self._enqueued(api, [t])
+            self._allreduce_one(t, rop, api)
+            return self._enqueued(api, [t])
 
     def _allreduce_one(self, t: torch.Tensor, rop: Any, api: str) -> None:
         red = reduction(rop, t.dtype, self._size, api)
@@ -260,6 +291,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
                                                       dtype=red.hdt))
         self._finish([(t, c)], red)
 
+    @_serial
     def allreduce_coalesced(self, tensors: Any, opts: Any = None) -> PyhcclWork:
         api = "all_reduce_coalesced"
         self._begin(api)
@@ -273,6 +305,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
         return self._enqueued(api, ts)
 
     # ---- broadcast -------------------------------------------------------------------
+    @_serial
     def broadcast(self, tensors: Any, opts: Any = None) -> PyhcclWork:
         api = "broadcast"
         t = _one(tensors, api)
@@ -316,6 +349,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
                                                       stream=self._stream))
         self._finish([(out, dst)])
 
+    @_serial
     def allgather(self, output_tensors: Any, input_tensors: Any,
                   opts: Any = None) -> PyhcclWork:
         api = "all_gather"
@@ -341,6 +375,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
                 o.copy_(flat[i].reshape(o.shape))
         self._after(run)
 
+    @_serial
     def allgather_coalesced(self, output_lists: Any, input_list: Any,
                             opts: Any = None) -> PyhcclWork:
         api = "all_gather_coalesced"
@@ -356,6 +391,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
             self._allgather_list(outs, inp, api)
         return self._enqueued(api, [o for outs in outs_all for o in outs])
 
+    @_serial
     def _allgather_base(self, output: torch.Tensor, input: torch.Tensor,
                         opts: Any = None) -> PyhcclWork:
         api = "all_gather_into_tensor"
@@ -367,6 +403,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
 
     all_gather_single = _allgather_base
 
+    @_serial
     def allgather_into_tensor_coalesced(self, outputs: Any, inputs: Any,
                                         opts: Any = None) -> PyhcclWork:
         api = "all_gather_into_tensor_coalesced"
@@ -400,6 +437,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
             dtype=red.hdt))
         self._finish([(out, dst)], red)
 
+    @_serial
     def reduce_scatter(self, output_tensors: Any, input_lists: Any,
                        opts: Any = None) -> PyhcclWork:
         api = "reduce_scatter"
@@ -425,6 +463,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
         self._finish([(out, dst)], red)
         return self._enqueued(api, [out])
 
+    @_serial
     def _reduce_scatter_base(self, output: torch.Tensor, input: torch.Tensor,
                              opts: Any = None) -> PyhcclWork:
         api = "reduce_scatter_tensor"
@@ -437,6 +476,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
 
     reduce_scatter_single = _reduce_scatter_base
 
+    @_serial
     def reduce_scatter_tensor_coalesced(self, outputs: Any, inputs: Any,
                                         opts: Any = None) -> PyhcclWork:
         api = "reduce_scatter_tensor_coalesced"
@@ -456,6 +496,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
     reduce_scatter_single_coalesced = reduce_scatter_tensor_coalesced
 
     # ---- all-to-all --------------------------------------------------------------------
+    @_serial
     def alltoall(self, output_tensors: Any, input_tensors: Any,
                  opts: Any = None) -> PyhcclWork:
         api = "all_to_all"
@@ -509,6 +550,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
         row = t.numel() // rows * t.element_size() if rows else 0
         return [int(s) * row for s in splits]
 
+    @_serial
     def alltoall_base(self, output: torch.Tensor, input: torch.Tensor,
                       output_split_sizes: Sequence[int], input_split_sizes: Sequence[int],
                       opts: Any = None) -> PyhcclWork:
@@ -539,6 +581,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
     all_to_all_single = alltoall_base
 
     # ---- rooted ------------------------------------------------------------------------
+    @_serial
     def reduce(self, tensors: Any, opts: Any = None) -> PyhcclWork:
         api = "reduce"
         t = _one(tensors, api)
@@ -555,6 +598,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
             self._finish([(t, c)], red)
         return self._enqueued(api, [t])
 
+    @_serial
     def gather(self, output_lists: Any, input_tensors: Any, opts: Any = None) -> PyhcclWork:
         api = "gather"
         inp = _one(input_tensors, api, "input tensor")
@@ -579,6 +623,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
             self._spread(flat, outs)
         return self._enqueued(api, outs)
 
+    @_serial
     def scatter(self, output_tensors: Any, input_lists: Any, opts: Any = None) -> PyhcclWork:
         api = "scatter"
         out = _one(output_tensors, api, "output tensor")
@@ -599,18 +644,15 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
         self._finish([(out, dst)])
         return self._enqueued(api, [out])
 
+    @_serial
     def barrier(self, opts: Any = None) -> PyhcclWork:
         api = "barrier"
         self._begin(api)
         self._call(api, lambda: self._comm.barrier(stream=self._stream))
         return self._enqueued(api, [])
 
-    def monitored_barrier(self, timeout: Any = None, wait_all_ranks: bool = False) -> None:
-        """A barrier whose wait is bounded by `timeout`; a missing rank is named by HCCL."""
-        from ._work import _seconds
-        self.barrier().wait(_seconds(timeout) if timeout is not None else None)
-
     # ---- point to point ------------------------------------------------------------------
+    @_serial
     def _post(self, kind: str, tensors: Any, peer: int, api: str) -> PyhcclWork:
         t = _one(tensors, api)
         if self._closed:
@@ -640,6 +682,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
         raise RuntimeError("recv: receiving from any source (src=None) is not supported by "
                            "the pyhccl backend: HCCL has no wildcard receive; pass src")
 
+    @_serial
     def _flush(self) -> None:
         """Post the held sends and receives as one batch (cannot deadlock within it)."""
         pending, self._p2p = self._p2p, []
@@ -665,6 +708,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
     def set_timeout(self, timeout: datetime.timedelta) -> None:
         self._timeout = timeout
 
+    @_serial
     def _release(self, abort: bool) -> None:
         if self._closed:
             return

@@ -6,7 +6,7 @@ HCCL reduces: the table below maps each torch dtype to the tensor view whose
 numpy array pyhccl takes, plus the HCCL type where numpy has none (bfloat16).
 """
 
-from typing import Any, Callable, Dict, Optional, Tuple
+from typing import Any, Dict, Optional, Tuple
 
 import numpy as np
 import torch
@@ -140,7 +140,8 @@ def as_bytes(t: torch.Tensor) -> np.ndarray:
     flat = t.detach().reshape(-1)
     if flat.dtype is not torch.uint8:
         flat = flat.view(torch.uint8)
-    return flat.numpy()
+    arr: np.ndarray = flat.numpy()
+    return arr
 
 
 def as_array(t: torch.Tensor, red: Reduction) -> np.ndarray:
@@ -150,13 +151,6 @@ def as_array(t: torch.Tensor, red: Reduction) -> np.ndarray:
         x = torch.view_as_real(x)
     if x.dtype is not red.view:
         x = x.view(red.view)
-    return x.numpy()
+    arr: np.ndarray = x.numpy()
+    return arr
 
-
-def scaler(t: torch.Tensor, red: Reduction) -> Callable[[], None]:
-    """In-place scaling of `t` by the reduction's factor (done before the SUM)."""
-    factor = red.scale
-
-    def run() -> None:
-        t.mul_(factor)
-    return run

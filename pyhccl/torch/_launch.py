@@ -59,13 +59,19 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def _mpi_master() -> Optional[Tuple[str, int]]:
-    """Rank 0's host and a free port, agreed over MPI (None without mpi4py)."""
+def _mpi_master(rank: int, size: int) -> Optional[Tuple[str, int]]:
+    """Rank 0's host and a free port, agreed over MPI (None without mpi4py).
+
+    None too where MPI's world is not the launcher's (an mpi4py built for another
+    MPI than the one that launched the job starts as a 1-rank singleton).
+    """
     try:
         from mpi4py import MPI
     except ImportError:
         return None
     world = MPI.COMM_WORLD
+    if world.Get_size() != size or world.Get_rank() != rank:
+        return None
     addr: Optional[Tuple[str, int]] = None
     if world.Get_rank() == 0:
         addr = (socket.gethostname(), _free_port())
@@ -110,7 +116,8 @@ def launch_env(environ: Optional[Dict[str, str]] = None,
     if env.get("MASTER_ADDR") and env.get("MASTER_PORT"):
         out.update(MASTER_ADDR=env["MASTER_ADDR"], MASTER_PORT=env["MASTER_PORT"])
         return out
-    master = _mpi_master() if use_mpi and launcher != "torchrun" and size > 1 else None
+    master = _mpi_master(rank, size) if use_mpi and launcher != "torchrun" and size > 1 \
+        else None
     if master is None and env.get("SLURM_JOB_NODELIST") and env.get("SLURM_JOB_ID"):
         master = (first_slurm_host(env["SLURM_JOB_NODELIST"]),
                   20000 + int(env["SLURM_JOB_ID"]) % 20000)

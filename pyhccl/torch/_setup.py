@@ -11,9 +11,11 @@ of a group, so a call that needs every rank of the parent (HcclCreateSubComm,
 split) cannot be used here.
 """
 
+import atexit
 import datetime
 import math
 import os
+import weakref
 from typing import Any, List, Optional
 
 import numpy as np
@@ -24,6 +26,9 @@ import pyhccl
 from ._backend import BACKEND_NAME, ProcessGroupPyhccl, _world, world_group
 
 _ROOT_KEY = "pyhccl/root_info"
+# Groups not yet destroyed, released at exit (a script that never calls
+# destroy_process_group() still ends at once, and its peers hear of it).
+_live: "weakref.WeakSet[ProcessGroupPyhccl]" = weakref.WeakSet()
 _JOIN_KEY = "pyhccl/joins"
 
 
@@ -77,10 +82,11 @@ def _sub_comm(parent: ProcessGroupPyhccl, ranks: List[int], rank: int,
             items = [("send", buf, r) for r in ranks[1:]]
         else:
             items = [("recv", buf, leader)]
-        parent._begin("new_group")
-        parent._call("new_group", lambda: parent._comm.batch_send_recv(
-            items, stream=parent._stream))
-        parent._enq += 1
+        with parent._lock:
+            parent._begin("new_group")
+            parent._call("new_group", lambda: parent._comm.batch_send_recv(
+                items, stream=parent._stream))
+            parent._enq += 1
         parent._sync("new_group", None)
         if parent._failed is not None:
             raise parent._failed
@@ -103,7 +109,17 @@ def create_backend(dist_opts: Any, backend_opts: Any = None) -> ProcessGroupPyhc
     pg = ProcessGroupPyhccl(rank, size, comm, timeout, ranks)
     if not ranks:              # the default group
         _world[:] = [pg]
+    _live.add(pg)
     return pg
+
+
+@atexit.register
+def _release_at_exit() -> None:
+    for pg in list(_live):
+        try:
+            pg._release(abort=False)
+        except Exception:       # noqa: BLE001 (exiting: nothing left to report to)
+            pass
 
 
 def _create_plain(store: Any, rank: int, size: int,

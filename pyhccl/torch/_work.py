@@ -24,6 +24,8 @@ if TYPE_CHECKING:
 class PyhcclWork(dist.Work):  # type: ignore[misc, unused-ignore]
     """One call's pending work (torch.distributed.Work)."""
 
+    _fut: "Optional[Future[List[torch.Tensor]]]" = None     # made by get_future()
+
     def __init__(self, pg: "ProcessGroupPyhccl", seq: int, result: List[torch.Tensor],
                  opname: str) -> None:
         super().__init__()
@@ -31,7 +33,6 @@ class PyhcclWork(dist.Work):  # type: ignore[misc, unused-ignore]
         self.seq = seq                  # 0: not enqueued yet (a p2p op waiting for its batch)
         self._result = result
         self._opname = opname
-        self._fut: Optional[Future[List[torch.Tensor]]] = None
 
     # -- state -------------------------------------------------------------------
     def _error(self) -> Optional[BaseException]:
@@ -58,13 +59,14 @@ class PyhcclWork(dist.Work):  # type: ignore[misc, unused-ignore]
     def wait(self, timeout: Any = None) -> bool:
         """Block until the work is done; raise its error (naming rank and collective)."""
         pg = self._pg
-        if self.seq == 0:
+        seq = self.seq
+        if seq == 0:
             pg._flush()
-        if self.seq > pg._done:
+            seq = self.seq
+        if seq > pg._done:
             pg._sync(self._opname, _seconds(timeout))
-        err = self._error()
-        if err is not None:
-            raise err
+        if pg._failed is not None and seq >= pg._failed_from:
+            raise pg._failed
         return True
 
     def synchronize(self) -> None:

@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from expect import reduced, same, vals
+from .expect import reduced, same, vals
 
 LATE = 0.4          # how long the last rank holds back (generous: the machine is shared)
 
@@ -101,3 +101,19 @@ def test_ddp_comm_hooks(hook, rank, size):
     expect_w = sum(torch.full((3, 6), 0.25 * (r + 1) * 4) for r in range(size)) / size
     assert torch.equal(model.module.weight.grad, expect_w)
     assert torch.equal(model.module.bias.grad, torch.full((3,), 4.0))
+
+
+def test_wait_with_a_timeout(rank, size):
+    import datetime
+    if size == 1:
+        pytest.skip("needs a late peer")
+    t = torch.ones(3)
+    if _late(rank, size):
+        time.sleep(LATE * 2)
+        dist.all_reduce(t)
+    else:
+        w = dist.all_reduce(t, async_op=True)
+        with pytest.raises(RuntimeError, match="all_reduce on rank .* did not complete within"):
+            w.wait(datetime.timedelta(seconds=LATE / 4))
+        w.wait()                    # still pending, then done
+    assert same(t, torch.full((3,), float(size)))

@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from expect import (ALL, FP8, ops_for, reduce_cases, reduced, refused_cases, same, torch_op,
+from .expect import (ALL, FP8, ops_for, reduce_cases, reduced, refused_cases, same, torch_op,
                     vals, dtype_id)
 
 N = 5                  # elements per rank (odd, so blocks never line up by chance)

@@ -1,7 +1,7 @@
 """Fixtures of the torch backend suite, run under torchrun or an MPI launcher.
 
-    .venv-torch/bin/torchrun --nproc-per-node 2 -m pytest -c tests/torch/pytest.ini tests/torch
-    .venv-torch/bin/mpiexec -n 2 .venv-torch/bin/python -m pytest -c tests/torch/pytest.ini tests/torch
+    .venv-torch/bin/torchrun --nproc-per-node 2 -m pytest -c tests/torch_backend/pytest.ini tests/torch_backend
+    .venv-torch/bin/mpiexec -n 2 .venv-torch/bin/python -m pytest -c tests/torch_backend/pytest.ini tests/torch_backend
 
 (`make test-torch` runs both at 1, 2 and 4 ranks.) Every rank runs the same
 tests in the same order on one default group "pyhccl" made by
@@ -12,11 +12,13 @@ never arrive exits, which makes torchrun and mpiexec end the job.
 
 The suite needs torch: without it (the default .venv) nothing here is
 collected. It also stays out of the MPI suite's session (tests/conftest.py
-sets up MPI for its own tests); run it with -c tests/torch/pytest.ini.
+sets up MPI for its own tests); run it with -c tests/torch_backend/pytest.ini.
 """
 
 import datetime
+import faulthandler
 import os
+import signal
 import sys
 
 import pytest
@@ -33,6 +35,9 @@ TOP_CONFTEST = os.path.join(os.path.dirname(HERE), "conftest.py")
 # Bound every wait of the host runtime below pytest's own timeout.
 os.environ.setdefault("HCCL_CONNECT_TIMEOUT", "60")
 os.environ.setdefault("HCCL_EXEC_TIMEOUT", "60")
+
+# `kill -USR1 <pid>` prints every thread's stack (a hung rank explains itself).
+faulthandler.register(signal.SIGUSR1, all_threads=True)
 
 VERDICT_TIMEOUT = datetime.timedelta(seconds=150)
 _state = {"rank": 0, "size": 1, "verdict": None}

@@ -4,7 +4,7 @@ import pytest
 import torch
 import torch.distributed as dist
 
-from expect import reduced, same, vals
+from .expect import reduced, same, vals
 
 
 def test_new_group_subsets(rank, size):
