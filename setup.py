@@ -203,7 +203,7 @@ ext = Extension("pyhccl._core", sources=["pyhccl/_core.pyx"],
                 extra_compile_args=[os.environ.get("PYHCCL_OPT", "-O2")], **ext_args)
 
 setup(
-    packages=["pyhccl"],
+    packages=["pyhccl", "pyhccl.torch"],
     ext_modules=cythonize([ext], language_level=3,
                           compile_time_env={"PYHCCL_CANN": bool(CANN)},
                           compiler_directives={"embedsignature": True}),

@@ -27,6 +27,9 @@ for so in "$tmp"/unpacked/pyhccl/lib/*.so "$tmp"/unpacked/pyhccl/_core*.so \
     echo "wheel_check: $so is not stripped" >&2; exit 1
   fi
 done
+for mod in pyhccl/torch/__init__.py pyhccl/torch/_backend.py; do   # the torch backend's package
+  [ -f "$tmp/unpacked/$mod" ] || { echo "wheel_check: the wheel lacks $mod" >&2; exit 1; }
+done
 ls "$tmp"/unpacked/*.dist-info/licenses/LICENSE >/dev/null
 grep -q '^License-Expression: Apache-2.0' "$tmp"/unpacked/*.dist-info/METADATA
 say "$(basename "$wheel"): manylinux, stripped, no C sources, Apache-2.0 licence"
