@@ -11,6 +11,7 @@ For MPI programs pyhccl.mpi.comm_from_mpi stays the recommended path.
 """
 
 import os
+import re
 from typing import Any, Dict, Mapping, NamedTuple, Optional, Tuple, Union
 
 import pyhccl
@@ -24,6 +25,7 @@ class _Launcher(NamedTuple):
     rank: str
     size: str
     local_rank: Optional[str]
+    local_size: Optional[str]
     job: Tuple[str, ...]   # variables naming the job (for the default group name)
 
 
@@ -31,12 +33,17 @@ class _Launcher(NamedTuple):
 # allocation, torchrun under srun) sets its own variables too, and the one
 # that started this process directly is the most specific.
 LAUNCHERS = (
-    _Launcher("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", ("TORCHELASTIC_RUN_ID",)),
+    _Launcher("torchrun", "RANK", "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE",
+              ("TORCHELASTIC_RUN_ID",)),
     _Launcher("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-              "OMPI_COMM_WORLD_LOCAL_RANK", ("OMPI_MCA_orte_ess_jobid", "OMPI_MCA_ess_base_jobid",
-                                              "PMIX_NAMESPACE")),
-    _Launcher("MPICH", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", ("PMI_KVSNAME",)),
-    _Launcher("Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID",
+              "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
+              ("OMPI_MCA_orte_ess_jobid", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE")),
+    _Launcher("MPICH", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS",
+              ("PMI_KVSNAME",)),
+    _Launcher("PMIx", "PMIX_RANK", "PMIX_SIZE", "PMIX_LOCAL_RANK", "PMIX_LOCAL_SIZE",
+              ("PMIX_NAMESPACE",)),
+    # SLURM_NTASKS_PER_NODE may read "2(x3)": its leading number counts
+    _Launcher("Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE",
               ("SLURM_JOB_ID", "SLURM_STEP_ID")),
 )
 
@@ -49,6 +56,7 @@ class LaunchInfo(NamedTuple):
     local_rank: Optional[int]
     group: str
     source: str
+    local_size: Optional[int] = None    # ranks on this host, where the launcher says
 
 
 def _int_var(env: Mapping[str, str], name: str, launcher: str) -> int:
@@ -60,6 +68,11 @@ def _int_var(env: Mapping[str, str], name: str, launcher: str) -> int:
     if value < 0:
         raise ValueError(f"Comm.from_env: {name}={value} ({launcher}) is negative")
     return value
+
+
+def _leading_int(env: Mapping[str, str], name: Optional[str]) -> Optional[int]:
+    m = re.match(r"\s*(\d+)", env.get(name, "")) if name else None
+    return int(m.group(1)) if m else None
 
 
 def _index(value: Any, what: str) -> int:
@@ -86,6 +99,7 @@ def launch_info(rank: Optional[int] = None, world_size: Optional[int] = None,
     """
     env = os.environ if env is None else env
     local: Optional[int] = None
+    local_size: Optional[int] = None
     job = ""
     if rank is not None or world_size is not None:
         if rank is None or world_size is None:
@@ -107,6 +121,7 @@ def launch_info(rank: Optional[int] = None, world_size: Optional[int] = None,
         r, n, source = _int_var(env, la.rank, la.name), _int_var(env, la.size, la.name), la.name
         if la.local_rank and la.local_rank in env:
             local = _int_var(env, la.local_rank, la.name)
+        local_size = _leading_int(env, la.local_size)
         job = "-".join(env[v] for v in la.job if env.get(v))
         if job:
             job = f"{la.name.replace(' ', '').lower()}-{job}"
@@ -116,7 +131,7 @@ def launch_info(rank: Optional[int] = None, world_size: Optional[int] = None,
         raise ValueError(f"Comm.from_env: rank {r} is out of range for world_size {n} (from {source})")
     if group is None:
         group = f"pyhccl-{job}"[:127] if job else "pyhccl"
-    return LaunchInfo(r, n, local, group, source)
+    return LaunchInfo(r, n, local, group, source, local_size)
 
 
 def comm_from_env(rank: Optional[int] = None, world_size: Optional[int] = None, *,

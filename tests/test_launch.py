@@ -29,24 +29,26 @@ pytestmark = pytest.mark.skipif(not pyhccl.HOST_RUNTIME, reason="the rendezvous 
 
 # -- launch_info ------------------------------------------------------------------------------
 @pytest.mark.parametrize("env,want", [
-    ({"RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "TORCHELASTIC_RUN_ID": "abc"},
-     (1, 4, 1, "pyhccl-torchrun-abc", "torchrun")),
+    ({"RANK": "1", "WORLD_SIZE": "4", "LOCAL_RANK": "1", "LOCAL_WORLD_SIZE": "2",
+      "TORCHELASTIC_RUN_ID": "abc"}, (1, 4, 1, "pyhccl-torchrun-abc", "torchrun", 2)),
     ({"OMPI_COMM_WORLD_RANK": "2", "OMPI_COMM_WORLD_SIZE": "3", "OMPI_COMM_WORLD_LOCAL_RANK": "0",
       "PMIX_NAMESPACE": "prterun-x-1@1"},
-     (2, 3, 0, "pyhccl-openmpi-prterun-x-1@1", "Open MPI")),
-    ({"PMI_RANK": "0", "PMI_SIZE": "2", "MPI_LOCALRANKID": "0"}, (0, 2, 0, "pyhccl", "MPICH")),
+     (2, 3, 0, "pyhccl-openmpi-prterun-x-1@1", "Open MPI", None)),
+    ({"PMI_RANK": "0", "PMI_SIZE": "2", "MPI_LOCALRANKID": "0", "MPI_LOCALNRANKS": "2"},
+     (0, 2, 0, "pyhccl", "MPICH", 2)),
     ({"SLURM_PROCID": "5", "SLURM_NTASKS": "8", "SLURM_LOCALID": "1", "SLURM_JOB_ID": "42",
-      "SLURM_STEP_ID": "0"}, (5, 8, 1, "pyhccl-slurm-42-0", "Slurm")),
+      "SLURM_STEP_ID": "0", "SLURM_NTASKS_PER_NODE": "2(x4)"},
+     (5, 8, 1, "pyhccl-slurm-42-0", "Slurm", 2)),
     # mpiexec inside a Slurm allocation: MPI's variables win over the batch script's
     ({"SLURM_PROCID": "0", "SLURM_NTASKS": "1", "PMI_RANK": "3", "PMI_SIZE": "4"},
-     (3, 4, None, "pyhccl", "MPICH")),
+     (3, 4, None, "pyhccl", "MPICH", None)),
 ])
 def test_launch_info_from_each_launcher(env, want):
     assert tuple(launch_info(env=env)) == want
 
 
 def test_launch_info_from_arguments():
-    assert tuple(launch_info(2, 3, env={})) == (2, 3, None, "pyhccl", "arguments")
+    assert tuple(launch_info(2, 3, env={})) == (2, 3, None, "pyhccl", "arguments", None)
     assert launch_info(1, 2, "mine", env={}).group == "mine"
     # the launcher's local rank still picks the device when it speaks of the same rank
     assert launch_info(1, 2, env={"RANK": "1", "WORLD_SIZE": "2", "LOCAL_RANK": "1"}).local_rank == 1

@@ -4,10 +4,10 @@ torchrun sets RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR and MASTER_PORT. MPI
 launchers and Slurm set their own variables; launch_env() derives torch's from
 them:
 
-- RANK/WORLD_SIZE: OMPI_COMM_WORLD_RANK/SIZE (Open MPI), PMI_RANK/PMI_SIZE
-  (MPICH, Intel MPI), PMIX_RANK with OMPI/PMIx sizes, SLURM_PROCID/SLURM_NTASKS.
-- LOCAL_RANK/LOCAL_WORLD_SIZE: OMPI_COMM_WORLD_LOCAL_RANK/SIZE, MPI_LOCALRANKID/
-  MPI_LOCALNRANKS (MPICH), SLURM_LOCALID/SLURM_NTASKS_PER_NODE.
+- RANK/WORLD_SIZE/LOCAL_RANK/LOCAL_WORLD_SIZE: read as pyhccl.Comm.from_env
+  reads them (pyhccl.launch.LAUNCHERS): OMPI_COMM_WORLD_* (Open MPI),
+  PMI_RANK/PMI_SIZE/MPI_LOCALRANKID/MPI_LOCALNRANKS (MPICH, Intel MPI),
+  PMIX_* (PMIx), SLURM_PROCID/SLURM_NTASKS/SLURM_LOCALID/SLURM_NTASKS_PER_NODE.
 - MASTER_ADDR/MASTER_PORT where missing: with mpi4py importable, rank 0 picks
   its host name and a free port and broadcasts them; under Slurm, the first
   host of SLURM_JOB_NODELIST and a port derived from SLURM_JOB_ID; otherwise,
@@ -24,22 +24,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 import torch.distributed as dist
 
-# (rank, size, local rank, local size) variables of each launcher, most specific first.
-_LAUNCHERS = [
-    ("Open MPI", "OMPI_COMM_WORLD_RANK", "OMPI_COMM_WORLD_SIZE",
-     "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE"),
-    ("MPICH/Intel MPI", "PMI_RANK", "PMI_SIZE", "MPI_LOCALRANKID", "MPI_LOCALNRANKS"),
-    ("PMIx", "PMIX_RANK", "PMIX_SIZE", "PMIX_LOCAL_RANK", "PMIX_LOCAL_SIZE"),
-    ("Slurm", "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE"),
-]
-
-
-def _int(env: Dict[str, str], name: str) -> Optional[int]:
-    v = env.get(name)
-    if v is None or v == "":
-        return None
-    m = re.match(r"\d+", v)          # SLURM_NTASKS_PER_NODE may read "2(x3)"
-    return int(m.group(0)) if m else None
+from pyhccl.launch import launch_info
 
 
 def first_slurm_host(nodelist: str) -> str:
@@ -91,26 +76,15 @@ def launch_env(environ: Optional[Dict[str, str]] = None,
     """
     env = dict(os.environ if environ is None else environ)
     out: Dict[str, str] = {}
-    if "RANK" in env and "WORLD_SIZE" in env:
-        launcher = "torchrun"
-        rank, size = int(env["RANK"]), int(env["WORLD_SIZE"])
-        local = _int(env, "LOCAL_RANK")
-        local_size = _int(env, "LOCAL_WORLD_SIZE")
-    else:
-        for launcher, rk, sz, lr, ls in _LAUNCHERS:
-            r, n = _int(env, rk), _int(env, sz)
-            if r is not None and n is not None:
-                rank, size = r, n
-                local, local_size = _int(env, lr), _int(env, ls)
-                break
-        else:
-            raise RuntimeError("pyhccl.torch.launch_env: no launcher variables found (RANK/"
-                               "WORLD_SIZE, OMPI_COMM_WORLD_*, PMI_RANK/PMI_SIZE, PMIX_RANK, "
-                               "SLURM_PROCID/SLURM_NTASKS); start with torchrun, mpirun or srun")
-    if local is None:
-        local = rank if size == 1 or local_size == size else 0
-    if local_size is None:
-        local_size = size if local == rank else 1
+    try:   # the launchers' variables, read as pyhccl.Comm.from_env reads them
+        info = launch_info(env=env)
+    except ValueError as exc:
+        raise RuntimeError("pyhccl.torch.launch_env: no launcher variables found (RANK/"
+                           "WORLD_SIZE, OMPI_COMM_WORLD_*, PMI_RANK/PMI_SIZE, PMIX_RANK, "
+                           "SLURM_PROCID/SLURM_NTASKS); start with torchrun, mpirun or srun "
+                           f"({exc})") from None
+    launcher, rank, size = info.source, info.rank, info.world_size
+    local, local_size = info.local_rank, info.local_size
     out.update(RANK=str(rank), WORLD_SIZE=str(size), LOCAL_RANK=str(local),
                LOCAL_WORLD_SIZE=str(local_size))
     if env.get("MASTER_ADDR") and env.get("MASTER_PORT"):
