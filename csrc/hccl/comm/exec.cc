@@ -153,9 +153,13 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
   std::string msg;
   if (r != HCCL_SUCCESS) {  // before the turn moves on: later ops fail fast
     msg = std::string(op.api) + ": " + x.err.what;
-    c.fail(r, msg, x.sig.seq, x.err.peer);
+    // The rank at fault: the one a relaying peer named, unless that is this rank
+    // (then the peer that told it); else the peer the failure came from.
+    const int culprit = x.err.culprit >= 0 ? x.err.culprit : x.err.peer;
+    c.fail(r, msg, x.sig.seq, culprit);
     hostrt::set_error("%s", msg.c_str());
-    record_op_error(OpError{r, op.api, x.sig.seq, x.err.peer, msg});
+    record_op_error(OpError{r, op.api, x.sig.seq,
+                            culprit == static_cast<int>(c.rank) ? x.err.peer : culprit, msg});
   }
   OpRecord rec;
   const bool traced = hostrt::trace_on();

@@ -65,6 +65,9 @@ struct WaitError {
   bool mismatch = false;       // the peer's message carried another signature
   bool size_mismatch = false;  // same signature, other byte count (V collectives)
   int peer = -1;
+  // A failure a peer reported: the rank at fault it named (through relays), or
+  // -1 when the peer itself is (or nothing was reported).
+  int culprit = -1;
   OpSig mine, theirs;
   uint64_t got_bytes = 0, want_bytes = 0;
   // When the error is a peer's reported failure: the collective it failed in

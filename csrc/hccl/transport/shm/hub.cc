@@ -274,7 +274,8 @@ bool Hub::peer_failed(int r, bool probe, WaitError *err) {
     reason[sizeof(reason) - 1] = '\0';
     // The peer's verdict is everyone's: same code, its reason.
     err->code = static_cast<HcclResult>(code);
-    err->peer = c->culprit >= 0 && c->culprit < nranks_ ? c->culprit : r;  // through relays
+    err->peer = r;
+    err->culprit = c->culprit >= 0 && c->culprit < nranks_ ? c->culprit : -1;
     err->what = "rank " + std::to_string(r) + " failed (" + reason + ")";
     err->failed_seq = c->failed_seq;
     return true;

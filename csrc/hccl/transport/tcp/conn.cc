@@ -102,7 +102,8 @@ bool TcpConnection::drain_notices() {
     }
     closed_ = true;
     close_err_.code = static_cast<HcclResult>(n.code);
-    close_err_.peer = n.culprit >= 0 ? n.culprit : peer_;  // the rank at fault, through relays
+    close_err_.peer = peer_;
+    close_err_.culprit = n.culprit;
     close_err_.what = "rank " + std::to_string(peer_) + " failed (" + why + ")";
     close_err_.failed_seq = n.seq;
   }
