@@ -78,8 +78,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--log-every", type=int, default=0, help="default: about 8 lines")
     p.add_argument("--checkpoint", default=DEFAULT_CHECKPOINT, help="'' to save nothing")
     a = p.parse_args()
-    if a.steps < max(1, a.check_steps) or a.check_steps < 0 or a.probe_every < 1:
-        p.error("need --steps >= --check-steps >= 0, --steps >= 1 and --probe-every >= 1")
+    if a.steps < max(2, a.check_steps) or a.check_steps < 0 or a.probe_every < 1:
+        p.error("need --steps >= --check-steps >= 0, --steps >= 2 (the first step is not "
+                "timed: DDP builds its buckets) and --probe-every >= 1")
     return a
 
 
@@ -177,10 +178,9 @@ def compare_with_one_process(a: argparse.Namespace, ddp: DDP, reference: "GPT | 
 
 def report(a: argparse.Namespace, fb: List[float], stepped: List[float], flight: List[float],
            nosync: List[float], paired: List[float], val0: float, val: float, agree: bool,
-           check: "float | None",
-           bf16: bool) -> bool:
+           check: "float | None", bf16: bool) -> bool:
     world = dist.get_world_size()
-    # the slowest rank's compute-only time: the step cannot be faster than it
+    # the slowest rank's numbers: it sets the pace
     stats = torch.tensor([mean(fb), mean(stepped), mean(flight), mean(nosync) if nosync else 0.0,
                           median(paired) if paired else 0.0], dtype=torch.float64)
     dist.all_reduce(stats, op=dist.ReduceOp.MAX)
@@ -188,12 +188,13 @@ def report(a: argparse.Namespace, fb: List[float], stepped: List[float], flight:
     exposed = min(max(t_paired, 0.0), t_fb) if paired else float("nan")
     tol = 5e-2 if bf16 else 1e-4
     ranks = f"{world} rank{'s' if world > 1 else ''}"
+    alone = (f", the same without communication {t_compute * 1e3:.1f} ms" if paired else
+             f" (no step probed without communication: fewer than {a.probe_every} steps)")
     log0(f"step time {t_step * 1e3:.1f} ms ({a.rows * a.context / t_step:,.0f} tokens/s over {ranks}), "
-         f"forward+backward {t_fb * 1e3:.1f} ms, "
-         f"the same without communication {t_compute * 1e3:.1f} ms")
+         f"forward+backward {t_fb * 1e3:.1f} ms{alone}")
+    shown = f"{exposed * 1e3:.1f} ms = {exposed / t_step:.0%} of the step" if paired else "not measured"
     log0(f"communication ({a.backend}): in flight {t_flight * 1e3:.1f} ms = "
-         f"{t_flight / t_step:.0%} of the step, exposed {exposed * 1e3:.1f} ms = "
-         f"{exposed / t_step:.0%} of the step")
+         f"{t_flight / t_step:.0%} of the step, exposed {shown}")
     checks = [("every rank holds the same parameters", agree),
               (f"validation loss fell by 5% or more ({val0:.3f} -> {val:.3f})", val < 0.95 * val0)]
     if check is not None:
