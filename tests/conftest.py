@@ -27,6 +27,7 @@ from mpi4py import MPI  # noqa: E402
 
 import pyhccl  # noqa: E402
 from pyhccl.mpi import comm_from_mpi, local_rank  # noqa: E402
+from quiet_output import QuietFile  # noqa: E402
 
 WORLD = MPI.COMM_WORLD
 RANK = WORLD.Get_rank()
@@ -185,38 +186,13 @@ def pytest_runtest_makereport(item, call):
 def _ranks(n):
     return "rank" if n == 1 else "ranks"
 
-
-class _QuietFile:
-    """Terminal output of ranks other than 0: discarded, but a timeout's report
-    (pytest-timeout writes a "+++ Timeout +++" section, then kills the process)
-    goes to stderr so that a hang on any rank is explained."""
-
-    def __init__(self):
-        self._through = False
-
-    def write(self, text):
-        if not self._through and "Timeout" in text and "++++" in text:
-            self._through = True
-            sys.stderr.write(f"\n[rank {RANK}] ")
-        if self._through:
-            sys.stderr.write(text)
-        return len(text)
-
-    def flush(self):
-        if self._through:
-            sys.stderr.flush()
-
-    def isatty(self):
-        return False
-
-
 @pytest.hookimpl(trylast=True)
 def pytest_configure(config):
     config.addinivalue_line("markers", "once: a static check, run in one-process runs only")
     reporter = config.pluginmanager.get_plugin("terminalreporter")
     if SIZE > 1 and RANK != 0 and reporter is not None:
         from _pytest._io import TerminalWriter
-        reporter._tw = TerminalWriter(_QuietFile())
+        reporter._tw = TerminalWriter(QuietFile(RANK))
 
 
 def pytest_report_header(config):

@@ -48,6 +48,17 @@ def _serial(fn: _F) -> _F:
     return run  # type: ignore[return-value]
 
 
+def _pairs(outputs: Any, inputs: Any, api: str) -> Tuple[List[torch.Tensor], List[torch.Tensor]]:
+    """The tensors of a coalesced call: as many outputs as inputs, every one checked."""
+    outs, ins = list(outputs), list(inputs)
+    if len(outs) != len(ins):
+        raise ValueError(f"{api}: {len(outs)} outputs for {len(ins)} inputs")
+    for i, (o, t) in enumerate(zip(outs, ins)):
+        check_tensor(o, api, f"outputs[{i}]")
+        check_tensor(t, api, f"inputs[{i}]")
+    return outs, ins
+
+
 def _one(tensors: Any, api: str, what: str = "tensor") -> torch.Tensor:
     """The single tensor of a c10d tensor list (one tensor per process)."""
     if isinstance(tensors, torch.Tensor):
@@ -407,12 +418,7 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
     def allgather_into_tensor_coalesced(self, outputs: Any, inputs: Any,
                                         opts: Any = None) -> PyhcclWork:
         api = "all_gather_into_tensor_coalesced"
-        outs, ins = list(outputs), list(inputs)
-        if len(outs) != len(ins):
-            raise ValueError(f"{api}: {len(outs)} outputs for {len(ins)} inputs")
-        for i, (o, t) in enumerate(zip(outs, ins)):
-            check_tensor(o, api, f"outputs[{i}]")
-            check_tensor(t, api, f"inputs[{i}]")
+        outs, ins = _pairs(outputs, inputs, api)
         self._begin(api)
         for o, t in zip(outs, ins):
             self._allgather_flat(o, t, api)
@@ -480,13 +486,9 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
     def reduce_scatter_tensor_coalesced(self, outputs: Any, inputs: Any,
                                         opts: Any = None) -> PyhcclWork:
         api = "reduce_scatter_tensor_coalesced"
-        outs, ins = list(outputs), list(inputs)
-        if len(outs) != len(ins):
-            raise ValueError(f"{api}: {len(outs)} outputs for {len(ins)} inputs")
+        outs, ins = _pairs(outputs, inputs, api)
         rop = _opt(opts, "reduceOp", _DEFAULT_OP)
-        for i, (o, t) in enumerate(zip(outs, ins)):
-            check_tensor(o, api, f"outputs[{i}]")
-            check_tensor(t, api, f"inputs[{i}]")
+        for o in outs:
             reduction(rop, o.dtype, self._size, api)
         self._begin(api)
         for o, t in zip(outs, ins):

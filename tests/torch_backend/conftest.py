@@ -22,6 +22,7 @@ import signal
 import sys
 
 import pytest
+from quiet_output import QuietFile
 
 try:
     import torch
@@ -67,7 +68,7 @@ def pytest_configure(config):
         reporter = config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
             from _pytest._io import TerminalWriter
-            reporter._tw = TerminalWriter(_QuietFile(rank))
+            reporter._tw = TerminalWriter(QuietFile(rank))
 
 
 def pytest_collection_modifyitems(config, items):
@@ -139,25 +140,3 @@ def pytest_runtest_makereport(item, call):
     shown = [f"---- rank {r} {x}" for r in bad for x in texts[r]]
     report.longrepr = f"failed on ranks {bad}:\n" + "\n".join(shown)
 
-
-class _QuietFile:
-    """Ranks other than 0 report nothing, except a timeout's stack dump."""
-
-    def __init__(self, rank):
-        self._rank = rank
-        self._through = False
-
-    def write(self, text):
-        if not self._through and "Timeout" in text and "++++" in text:
-            self._through = True
-            sys.stderr.write(f"\n[rank {self._rank}] ")
-        if self._through:
-            sys.stderr.write(text)
-        return len(text)
-
-    def flush(self):
-        if self._through:
-            sys.stderr.flush()
-
-    def isatty(self):
-        return False
