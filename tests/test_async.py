@@ -173,14 +173,18 @@ def test_host_reads_wait_for_pending_writers_on_any_stream(pair, read):
 
 
 def test_host_read_raises_the_pending_writers_failure():
+    """A read that has to wait for the stream of a pending writer raises that stream's
+    failure (the gate keeps the writer pending until the read waits for it)."""
     s = pyhccl.Stream()
     x = pyhccl.zeros(4, "float32")
+    gate = Gate(s)
 
     def fail():
         raise RuntimeError("writer failed")
 
     s.launch_host_func(fail)
     x.set(np.ones(4, np.float32), stream=s)     # the pending writer, after the failure
+    threading.Timer(0.2, gate.open).start()
     with pytest.raises(pyhccl.Error):
         x.get()
     s.synchronize()                               # reported once, then clean
