@@ -407,6 +407,13 @@ def test_bad_variable_warns_once_per_process(exe, tmp_path):
     assert_all_pass(results, "inline crossed with a bad PYHCCL_INLINE_US")
     for _, out in results:
         assert out.count("ignoring PYHCCL_INLINE_US=soon") == 1, out
+        assert "[WARNING] PYHCCL(" in out, out  # through the logger, not a bare fprintf
+    # ASCEND_GLOBAL_LOG_LEVEL=4 (CANN's "null") silences it with every other diagnostic.
+    quiet = run_ranks(exe, tmp_path, 2, "inline", "crossed",
+                      env={"PYHCCL_INLINE_US": "soon", "ASCEND_GLOBAL_LOG_LEVEL": "4"}, timeout=100)
+    assert_all_pass(quiet, "inline crossed with a bad PYHCCL_INLINE_US, logging off")
+    for _, out in quiet:
+        assert "ignoring PYHCCL_INLINE_US" not in out, out
 
 
 @pytest.mark.timeout(120)

@@ -68,6 +68,12 @@ __attribute__((format(printf, 3, 4))) inline void log_write(int level, const cha
 
 }  // namespace common
 
+// A warning the user must see at the default level (an ignored setting, a refused
+// connection): shown unless logging is off (ASCEND_GLOBAL_LOG_LEVEL=4).
+#define PYHCCL_NOTICE(module, ...)                                                       \
+  do {                                                                                   \
+    if (::common::log_level() < 4) ::common::log_write(::common::kWarning, (module), __VA_ARGS__); \
+  } while (0)
 #define PYHCCL_LOG_ON(level) ((level) >= ::common::log_level())
 #define PYHCCL_LOG(level, module, ...)                                       \
   do {                                                                       \

@@ -13,6 +13,7 @@
 
 #include "common/env.h"
 #include "runtime/internal.h"
+#include "common/log.h"
 
 namespace hostrt {
 namespace {
@@ -75,7 +76,7 @@ Arena::Arena() {
   }
   if (base_ == nullptr) return;  // alloc reports the failure
   if (capacity_ < want) {
-    std::fprintf(stderr, "pyhccl: reserved a %llu MiB memory arena (wanted %llu MiB)\n",
+    PYHCCL_NOTICE("ACL", "reserved a %llu MiB memory arena (wanted %llu MiB)",
                  static_cast<unsigned long long>(capacity_ >> 20),
                  static_cast<unsigned long long>(want >> 20));
   }

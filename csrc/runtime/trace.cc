@@ -183,7 +183,7 @@ __attribute__((constructor)) void trace_from_env() {
   if (dir.empty()) return;
   std::string err;
   if (!trace_make_dir(dir, &err)) {
-    std::fprintf(stderr, "pyhccl: PYHCCL_TRACE ignored: %s\n", err.c_str());
+    PYHCCL_NOTICE("ACL", "PYHCCL_TRACE ignored: %s", err.c_str());
     return;
   }
   rec().env_dir = dir;

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <mutex>
 #include <vector>
+#include "common/log.h"
 
 namespace hccl {
 namespace {
@@ -126,11 +127,10 @@ void warn_tuning_once(const std::string &pyhccl_algo, const std::string &hccl_al
   if (bad.empty()) return;
   static std::once_flag once;
   std::call_once(once, [&] {
-    std::fprintf(stderr,
-                 "pyhccl: PYHCCL_ALGO=%s HCCL_ALGO=%s: cannot honour %s (PYHCCL_ALGO expects "
+    PYHCCL_NOTICE("HCCL", "PYHCCL_ALGO=%s HCCL_ALGO=%s: cannot honour %s (PYHCCL_ALGO expects "
                  "coll:algo, coll one of allreduce reduce broadcast allgather reducescatter "
                  "alltoall, algo one the collective has: flat direct hier ring tree pairwise); "
-                 "those collectives use the automatic choice\n",
+                 "those collectives use the automatic choice",
                  pyhccl_algo.c_str(), hccl_algo.c_str(), bad.c_str());
   });
 }

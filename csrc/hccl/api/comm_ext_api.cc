@@ -11,6 +11,7 @@
 #include "hccl/comm/sub_comm.h"
 #include "hccl/hccl.h"
 #include "runtime/hostrt.h"
+#include "common/log.h"
 
 using hccl::Comm;
 
@@ -41,7 +42,7 @@ void run_state_callbacks(HcclComm comm, HcclCommStatePhase phase) {
   for (const auto &kv : now) {
     HcclResult r = kv.second.fn(comm, phase, kv.second.args);
     if (r != HCCL_SUCCESS)
-      std::fprintf(stderr, "pyhccl: state callback \"%s\" returned %d for phase %d (ignored)\n",
+      PYHCCL_NOTICE("HCCL", "state callback \"%s\" returned %d for phase %d (ignored)",
                    kv.first.c_str(), static_cast<int>(r), static_cast<int>(phase));
   }
 }

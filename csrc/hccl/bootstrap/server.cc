@@ -24,6 +24,7 @@
 #include "hccl/bootstrap/server_impl.h"
 #include "hccl/net/addr.h"
 #include "runtime/hostrt.h"
+#include "common/log.h"
 
 namespace hccl {
 namespace bsnet {
@@ -270,7 +271,7 @@ void Server::flush(Conn &c) {
 
 void Server::refuse(Conn &c, const char *why, bool tell_peer) {
   if (refusals_logged_ < kMaxLoggedRefusals) {
-    std::fprintf(stderr, "pyhccl bootstrap (root %s): refused a connection from %s: %s%s\n", cfg_.where.c_str(),
+    PYHCCL_NOTICE("HCCL", "bootstrap (root %s): refused a connection from %s: %s%s", cfg_.where.c_str(),
                  c.peer.c_str(), why, ++refusals_logged_ == kMaxLoggedRefusals ? " (further refusals not logged)" : "");
   }
   if (tell_peer)
@@ -347,7 +348,7 @@ HcclResult start_server(const ServerConfig &cfg) {
       try {
         s->run();
       } catch (const std::exception &e) {
-        std::fprintf(stderr, "pyhccl bootstrap (root %s): server stopped: %s\n", s->where().c_str(), e.what());
+        PYHCCL_NOTICE("HCCL", "bootstrap (root %s): server stopped: %s", s->where().c_str(), e.what());
       }
       s.reset();
       std::lock_guard<std::mutex> lock(*g_running_mu);

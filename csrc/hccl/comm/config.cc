@@ -9,6 +9,7 @@
 #include "common/env.h"
 #include "hccl/bootstrap/bootstrap.h"
 #include "runtime/hostrt.h"
+#include "common/log.h"
 
 namespace hccl {
 namespace {
@@ -62,8 +63,8 @@ int32_t env_deterministic() {
     if (*s == '\0' || std::strcmp(s, "0") == 0 || strcasecmp(s, "false") == 0) return 0;
     if (std::strcmp(s, "1") == 0 || strcasecmp(s, "true") == 0) return 1;
     if (std::strcmp(s, "2") == 0) return 2;
-    std::fprintf(stderr, "pyhccl: ignoring HCCL_DETERMINISTIC=%s (expected 0, 1, 2, true or "
-                 "false); using 0\n", s);
+    PYHCCL_NOTICE("HCCL", "ignoring HCCL_DETERMINISTIC=%s (expected 0, 1, 2, true or "
+                 "false); using 0", s);
     return 0;
   }();
   return value;

@@ -14,6 +14,7 @@
 #include "common/env.h"
 #include "hccl/transport/tcp/conn.h"
 #include "hccl/transport/tcp/wire.h"
+#include "common/log.h"
 
 namespace hccl {
 namespace tcp {
@@ -197,7 +198,7 @@ void Connector::refuse(Pending &p, AckStatus status, const char *reason) {
   a.rank = static_cast<uint32_t>(s_.rank);
   send(p.fd, &a, sizeof(a), MSG_DONTWAIT | MSG_NOSIGNAL);
   if (refusals_logged_++ < 8)
-    std::fprintf(stderr, "pyhccl: rank %d refused a data connection from %s: %s\n", s_.rank,
+    PYHCCL_NOTICE("HCCL", "rank %d refused a data connection from %s: %s", s_.rank,
                  p.from.c_str(), reason);
   net::close_fd(p.fd);
   p.fd = -1;
