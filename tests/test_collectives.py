@@ -272,12 +272,23 @@ def test_send_recv_ring(pair):
 
 
 def test_barrier(pair):
+    """A barrier holds every rank until the last one arrives: the last rank enters late,
+    and no rank may leave before it entered (one host, so one clock)."""
+    import time
     comm, mpi = pair
     s = pyhccl.Stream()
-    comm.barrier(stream=s)
-    s.synchronize()
-    comm.barrier()
-    sync()
+    late = comm.size - 1
+    for stream in (s, None):  # None: the current stream
+        mpi.Barrier()
+        if comm.rank == late:
+            time.sleep(0.3)
+        entered = time.time()
+        comm.barrier(stream=stream)
+        (stream or pyhccl.current_stream()).synchronize()
+        left = time.time()
+        times = mpi.allgather((entered, left))
+        late_entered = times[late][0]
+        assert all(t_left >= late_entered for _, t_left in times), (stream, times)
     s.destroy()
 
 

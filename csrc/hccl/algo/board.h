@@ -3,7 +3,7 @@
 // size alone, so every rank of a collective chooses alike (whichever thread
 // runs it): when every rank is on this host, the part fits a board
 // (PYHCCL_BOARD_BYTES) and PYHCCL_ALGO forces nothing for the collective.
-// Symmetric windows (window_direct.h) come first where they apply.
+// Symmetric windows (window_direct.cc) come first where they apply.
 #pragma once
 
 #include <cstddef>
