@@ -53,6 +53,23 @@ OPS = ["sum", "prod", "max", "min"]
 Pair = collections.namedtuple("Pair", "hccl mpi")
 
 
+def _slowdown():
+    """How much slower than an idle machine this one runs now: PYHCCL_TEST_SLOWDOWN if set,
+    else the load per core (at least 1). Time bounds in tests are multiplied by it."""
+    try:
+        return max(1.0, float(os.environ["PYHCCL_TEST_SLOWDOWN"]))
+    except (KeyError, ValueError):
+        return max(1.0, os.getloadavg()[0] / (os.cpu_count() or 1))
+
+
+SLOWDOWN = _slowdown()
+
+
+def scaled(seconds):
+    """A generous time bound: `seconds` on an idle machine, longer on a loaded one."""
+    return seconds * SLOWDOWN
+
+
 def all_true(cond):
     """Return True on every rank if `cond` holds on every rank (collective)."""
     return WORLD.allreduce(bool(cond), op=MPI.LAND)

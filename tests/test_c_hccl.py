@@ -18,7 +18,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import first_rank_only
+from conftest import SLOWDOWN, first_rank_only
 
 ROOT = Path(__file__).resolve().parents[1]
 LIB = ROOT / "build" / "lib"
@@ -74,6 +74,7 @@ def run_ranks(exe, tmp_path, n, mode, *args, env=None, rank_env=None, timeout=12
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("PYHCCL_")}
     full_env.setdefault("HCCL_CONNECT_TIMEOUT", "60")
     full_env.setdefault("HCCL_EXEC_TIMEOUT", "60")
+    full_env["PYHCCL_TEST_SLOWDOWN"] = str(SLOWDOWN)  # scales the checker's time bounds
     full_env.update(env or {})
     procs = [subprocess.Popen([str(exe), mode, str(r), str(n), str(rootfile), *map(str, args)],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

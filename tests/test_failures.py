@@ -12,7 +12,7 @@ import pytest
 from mpi4py import MPI
 
 import pyhccl
-from conftest import RANK, SIZE, WORLD, assert_all
+from conftest import RANK, SIZE, WORLD, assert_all, scaled
 from pyhccl.mpi import comm_from_mpi
 
 pytestmark = pytest.mark.skipif(not pyhccl.HOST_RUNTIME, reason="pyhccl's extensions need the host runtime")
@@ -107,10 +107,10 @@ def test_abort_and_carry_on(stream):
         comm.all_reduce(x, op=pyhccl.SUM, stream=stream)
         with pytest.raises(pyhccl.HcclError, match="rank 0 aborted"):
             stream.synchronize()
-        assert time.monotonic() - t0 < 3
+        assert time.monotonic() - t0 < scaled(3)
     t0 = time.monotonic()
     comm.destroy()
-    assert time.monotonic() - t0 < 1.5
+    assert time.monotonic() - t0 < scaled(1.5)
     again = comm_from_mpi(WORLD)
     y = pyhccl.full(64, 1, np.float32)
     again.all_reduce(y, op=pyhccl.SUM, stream=stream)
@@ -187,7 +187,7 @@ def test_ctrl_c_interrupts_waits(tmp_path, mode):
         out0, _ = procs[0].communicate(timeout=10)
         took = time.monotonic() - t0
         assert procs[0].returncode == 3 and "INTERRUPTED" in out0, out0
-        assert took < 1.0, f"KeyboardInterrupt took {took:.2f} s"
+        assert took < scaled(1.0), f"KeyboardInterrupt took {took:.2f} s"
         if mode == "collective":  # the interrupted rank aborted: rank 1 fails at once
             out1, _ = procs[1].communicate(timeout=10)
             # whichever comes first names rank 0: its engine stopped on SIGINT, or it aborted

@@ -89,6 +89,13 @@ static double now_s(void) {
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
+/* Time bounds are for an idle machine; the pytest driver passes how loaded this one is. */
+static double slowdown(void) {
+  const char *s = getenv("PYHCCL_TEST_SLOWDOWN");
+  double f = s != NULL ? atof(s) : 1.0;
+  return f > 1.0 ? f : 1.0;
+}
+
 /* ---- root info through a file ----------------------------------------- */
 
 static void get_root_info(const char *path, HcclRootInfo *ri) {
@@ -1285,7 +1292,7 @@ static int run_inline(HcclComm a, const char *rootfile, aclrtStream sa, const ch
     HCCL_OK(HcclAllReduce(x, x, 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, a, sa));
     double call_s = now_s() - t0;
     sync_ok(sa, "late");
-    CHECK(g_rank == 0 || call_s < 0.15, "the call waited %.3f s for a late peer", call_s);
+    CHECK(g_rank == 0 || call_s < 0.15 * slowdown(), "the call waited %.3f s for a late peer", call_s);
     for (int i = 0; i < 8; ++i) CHECK(x[i] == tri, "late x[%d] = %f, want %f", i, x[i], tri);
   } else if (strcmp(what, "done") == 0) {
     /* Every rank is there (a barrier first) and PYHCCL_INLINE_US is long: the
