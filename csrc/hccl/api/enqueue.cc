@@ -1,6 +1,7 @@
 #include "hccl/api/enqueue.h"
 
 #include "hccl/api/checks.h"
+#include "hccl/codes.h"
 
 #include <string>
 #include <vector>
@@ -27,18 +28,6 @@ struct GroupState {
 };
 thread_local GroupState g_group;
 
-HcclResult from_acl(aclError e) {
-  switch (e) {
-    case ACL_ERROR_INVALID_PARAM:
-    case ACL_ERROR_RT_PARAM_INVALID:
-    case ACL_ERROR_RT_INVALID_HANDLE:
-    case ACL_ERROR_RT_CONTEXT_NULL:
-      return HCCL_E_PARA;
-    default:
-      return HCCL_E_RUNTIME;
-  }
-}
-
 // Resolves `stream` for an op of `comm` and checks it belongs to the comm's
 // device; messages start with `api`.
 HcclResult resolve(const Comm &comm, aclrtStream stream, const char *api,
@@ -50,7 +39,7 @@ HcclResult resolve(const Comm &comm, aclrtStream stream, const char *api,
   }
   aclError aerr = ACL_SUCCESS;
   std::shared_ptr<hostrt::Stream> s = hostrt::acquire_stream(stream, api, &aerr);
-  if (!s) return from_acl(aerr);
+  if (!s) return hccl_code(aerr);
   int32_t dev = hostrt::stream_device(s.get());
   if (dev != comm.device) {
     hostrt::set_error("%s: stream belongs to device %d, communicator to device %d", api, dev,

@@ -16,20 +16,12 @@
 #include "common/log.h"
 #include "hccl/algo/board.h"
 #include "hccl/algo/ctx.h"
+#include "hccl/codes.h"
 #include "hccl/comm/op_errors.h"
 #include "hccl/comm/comm.h"
 
 namespace hccl {
 namespace {
-
-aclError to_acl(HcclResult r) {
-  switch (r) {
-    case HCCL_SUCCESS: return ACL_SUCCESS;
-    case HCCL_E_TIMEOUT: return ACL_ERROR_RT_WAIT_TIMEOUT;
-    case HCCL_E_PARA: return ACL_ERROR_RT_PARAM_INVALID;
-    default: return ACL_ERROR_RT_INTERNAL_ERROR;
-  }
-}
 
 enum class Turn { kMine, kFailed, kTimedOut };
 
@@ -122,7 +114,7 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
     hostrt::set_error("%s: the communicator failed earlier: %s", op.api, earlier.c_str());
     record_op_error(OpError{prior, op.api, 0, -1, hostrt::last_error()});
     finish(c, ticket, false);
-    return to_acl(prior);
+    return acl_code(prior, AclUse::kTask);
   }
   if (destroyed) {
     hostrt::set_error("%s: the communicator was destroyed before this operation ran", op.api);
@@ -133,7 +125,7 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
     hostrt::set_error("%s: the communicator failed earlier: %s", op.api, earlier.c_str());
     record_op_error(OpError{prior, op.api, 0, -1, hostrt::last_error()});
     finish(c, ticket, true);
-    return to_acl(prior);
+    return acl_code(prior, AclUse::kTask);
   }
   Ctx x(c, op);
   if (x.sig.seq != 0) c.engine->announce(x.sig);  // peers may run it inline now
@@ -178,7 +170,7 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
       PYHCCL_LOG(common::kWarning, "HCCL", "%s rank %u: %s\nflight record (oldest first):%s",
                  c.name.c_str(), c.rank, msg.c_str(), FlightRecorder::dump(records).c_str());
     }
-    return to_acl(r);
+    return acl_code(r, AclUse::kTask);
   }
   return ACL_SUCCESS;
 }

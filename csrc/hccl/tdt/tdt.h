@@ -22,8 +22,6 @@ struct acltdtCommImpl {
 namespace hccl {
 namespace tdt {
 
-// aclError for an HcclResult (the message is already set).
-aclError to_acl(HcclResult r);
 // Re-prefixes this thread's error message with `api`, so that what went
 // wrong in HCCL reads as the acltdt call the program made.
 aclError fail(const char *api, HcclResult r);

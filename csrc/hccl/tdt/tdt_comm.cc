@@ -4,6 +4,7 @@
 #include <new>
 #include <set>
 
+#include "hccl/codes.h"
 #include "hccl/launch/rendezvous.h"
 #include "hccl/tdt/tdt.h"
 #include "runtime/hostrt.h"
@@ -39,22 +40,10 @@ const char *code_name(HcclResult r) {
 
 }  // namespace
 
-aclError to_acl(HcclResult r) {
-  switch (r) {
-    case HCCL_SUCCESS: return ACL_SUCCESS;
-    case HCCL_E_PARA:
-    case HCCL_E_PTR: return ACL_ERROR_INVALID_PARAM;
-    case HCCL_E_NOT_SUPPORT: return ACL_ERROR_API_NOT_SUPPORT;
-    case HCCL_E_MEMORY:
-    case HCCL_E_OOM: return ACL_ERROR_BAD_ALLOC;
-    default: return ACL_ERROR_FAILURE;
-  }
-}
-
 aclError fail(const char *api, HcclResult r) {
   std::string msg = hostrt::last_error();
   hostrt::set_error("%s: %s (%s %d)", api, msg.empty() ? "failed" : msg.c_str(), code_name(r), static_cast<int>(r));
-  return to_acl(r);
+  return acl_code(r, AclUse::kApi);
 }
 
 aclError check_comm(acltdtComm comm, const char *api) {
@@ -110,7 +99,7 @@ aclError acltdtCreateComm(acltdtComm *comm, int32_t worldSize, int32_t rankId, c
                                                static_cast<uint32_t>(rankId), &root, &server, &note);
   if (r != HCCL_SUCCESS) {
     delete c;
-    return hccl::tdt::to_acl(r);
+    return hccl::acl_code(r, hccl::AclUse::kApi);
   }
   // Same handle as PyhcclRendezvousOpen's: one way to close it.
   PyhcclRendezvous rdv = hccl::launch::make_handle(server);
