@@ -55,11 +55,14 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_INLINE_BYTES", "32768", "largest collective (bytes, all ranks) run on the calling thread"),
     ("PYHCCL_INLINE_US", "20", "microseconds a call waits for its peers to run a small op inline"),
     ("PYHCCL_REDUCE_PORTABLE", "unset", "1 disables the AVX2 fp16/bf16 reduction kernels (same results)"),
+    ("PYHCCL_LINGER_MS", "2000", "milliseconds a destroy waits for peers to take the messages sent"),
     ("PYHCCL_WATCHDOG_S", "30", "seconds without progress before a wait warns (then 2x, 4x, ...); 0: never"),
 ]
 
 # Read by the Python binding only (the runtime's are in docs/C_API.md's table above).
 PYTHON_ENV_VARS: List[Tuple[str, str, str]] = [
+    ("PYHCCL_CHECK_HOST_READS", "0", "1: fill a call's host outputs with 0xFF when enqueued, so "
+                                     "reads before synchronize give NaN (debug)"),
     ("PYHCCL_EXIT_TIMEOUT", "1", "seconds the interpreter's exit waits for a communicator's "
                                  "work before aborting it (Comm.destroy(timeout=))"),
 ]

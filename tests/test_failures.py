@@ -67,6 +67,12 @@ def test_collective_failure_is_an_hccl_error(stream):
         comm.destroy()
 
 
+def _all_shm(comm):
+    t = comm.topology
+    local = all(t.transports[p] == "shm" for p in range(comm.size) if p != comm.rank)
+    return WORLD.allreduce(local, op=MPI.LAND)
+
+
 @pytest.mark.mpi(min_size=2)
 @pytest.mark.timeout(60)
 def test_ring_of_blocking_sends_is_an_error_naming_group(stream):
@@ -75,9 +81,7 @@ def test_ring_of_blocking_sends_is_an_error_naming_group(stream):
     HCCL_EXEC_TIMEOUT) as an HcclError that says to use group()."""
     comm = comm_from_mpi(WORLD)
     try:
-        t = comm.topology
-        if not WORLD.allreduce(all(t.transports[p] == "shm" for p in range(SIZE) if p != RANK),
-                               op=MPI.LAND):
+        if not _all_shm(comm):
             pytest.skip("needs every rank on one host, over shared memory")
         n = (4 << 20) // 4
         t0 = time.monotonic()
@@ -85,9 +89,51 @@ def test_ring_of_blocking_sends_is_an_error_naming_group(stream):
         comm.recv(np.zeros(n, np.float32), (RANK - 1) % SIZE, stream=stream)
         with pytest.raises(pyhccl.HcclError, match=r"deadlock: ranks .*pyhccl\.group\(\)"):
             stream.synchronize()
-        assert time.monotonic() - t0 < 10
+        assert time.monotonic() - t0 < scaled(10)
     finally:
         comm.destroy()
+
+
+@pytest.mark.mpi(min_size=2)
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("peer_does", ["collective", "destroy", "late_recv"])
+def test_destroy_after_an_eager_send(stream, peer_does):
+    """Rank 0's small send completes before rank 1 takes it. Its destroy() lingers for the
+    message: if rank 1 runs a collective instead (a mismatch) or destroys its communicator
+    without receiving, destroy() raises "never received"; if rank 1 receives late, destroy()
+    succeeds and the data arrives."""
+    pair = WORLD.Split(0 if RANK < 2 else 1, RANK)   # ranks 0 and 1; the others idle
+    comm = comm_from_mpi(pair)
+    if not _all_shm(comm):
+        comm.destroy()
+        pytest.skip("a peer's taking a message is seen over shared memory only")
+    x = np.arange(8, dtype=np.float32) + 1
+    if RANK == 0:
+        comm.send(x, 1, stream=stream)
+        stream.synchronize()
+        pair.Barrier()
+        t0 = time.monotonic()
+        if peer_does == "late_recv":
+            comm.destroy()
+            assert time.monotonic() - t0 < scaled(2.5)
+        else:
+            word = "it failed" if peer_does == "collective" else "destroyed its communicator"
+            with pytest.raises(pyhccl.HcclError, match=f"rank 1 never received .*{word}"):
+                comm.destroy()
+            assert time.monotonic() - t0 < scaled(2.5)
+        return
+    pair.Barrier()
+    if RANK == 1 and peer_does == "late_recv":
+        time.sleep(0.3)
+        y = np.zeros(8, np.float32)
+        comm.recv(y, 0, stream=stream)
+        stream.synchronize()
+        assert np.array_equal(y, x)
+    elif RANK == 1 and peer_does == "collective":
+        with pytest.raises(pyhccl.HcclError, match="differs between ranks"):
+            comm.all_reduce(x, stream=stream)
+            stream.synchronize()
+    comm.destroy()
 
 
 @pytest.mark.mpi(min_size=2)

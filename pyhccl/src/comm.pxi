@@ -342,7 +342,9 @@ cdef class Comm:
                 the communicators left with PYHCCL_EXIT_TIMEOUT (1 s).
 
         Raises:
-            HcclError: HCCL_E_TIMEOUT naming the operations abandoned.
+            HcclError: HCCL_E_TIMEOUT naming the operations abandoned; or, when
+                a message this rank sent was never received (its peer failed
+                or left first), the peer's error: the send itself succeeded.
         """
         cdef HcclComm handle = self._handle
         cdef int32_t ms = -1
@@ -492,6 +494,8 @@ cdef class Comm:
         cdef Stream s = self._stream(stream, api)
         cdef _Buf sb, rb
         sb, rb = self._same_size_bufs(sendbuf, recvbuf, api, True, dtype)
+        if _CHECK_HOST_READS:
+            _host_guard(s, (sb,), ((rb, sb.nbytes),))
         with nogil:
             CHKHCCL(HcclAllReduce(sb.ptr, rb.ptr, sb.count, <HcclDataType>sb.hdt,
                                   <HcclReduceOp>cop, self._handle, s._handle),
@@ -522,6 +526,9 @@ cdef class Comm:
         cdef uint32_t r = self._check_root(root, api, "root")
         cdef Stream s = self._stream(stream, api)
         cdef _Buf b = _as_buf(buf, api, "buf", r != self._rank, dtype, self._device, True)
+        if _CHECK_HOST_READS:     # the root reads buf, the others' is written
+            _host_guard(s, (b,), ()) if r == self._rank else \
+                _host_guard(s, (), ((b, b.nbytes),))
         with nogil:
             CHKHCCL(HcclBroadcast(b.ptr, b.count, <HcclDataType>b.hdt, r, self._handle,
                                   s._handle), "HcclBroadcast")
@@ -551,6 +558,8 @@ cdef class Comm:
         cdef _Buf sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
         cdef _Buf rb = _as_buf(recvbuf, api, "recvbuf", True, dtype, self._device)
         self._check_blocks(sb, rb, True, api)
+        if _CHECK_HOST_READS:
+            _host_guard(s, (sb,), ((rb, sb.nbytes * self._size),))
         with nogil:
             CHKHCCL(HcclAllGather(sb.ptr, rb.ptr, sb.count, <HcclDataType>sb.hdt,
                                   self._handle, s._handle), "HcclAllGather")
@@ -580,6 +589,8 @@ cdef class Comm:
         cdef _Buf sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
         cdef _Buf rb = _as_buf(recvbuf, api, "recvbuf", True, dtype, self._device)
         self._check_blocks(sb, rb, False, api)
+        if _CHECK_HOST_READS:
+            _host_guard(s, (sb,), ((rb, rb.nbytes),))
         with nogil:
             CHKHCCL(HcclReduceScatter(sb.ptr, rb.ptr, rb.count, <HcclDataType>sb.hdt,
                                       <HcclReduceOp>cop, self._handle, s._handle),
@@ -612,6 +623,8 @@ cdef class Comm:
         cdef Stream s = self._stream(stream, api)
         cdef _Buf sb, rb
         sb, rb = self._same_size_bufs(sendbuf, recvbuf, api, r == self._rank, dtype)
+        if _CHECK_HOST_READS:
+            _host_guard(s, (sb,), ((rb, sb.nbytes),) if r == self._rank else ())
         with nogil:
             CHKHCCL(HcclReduce(sb.ptr, rb.ptr, sb.count, <HcclDataType>sb.hdt,
                                <HcclReduceOp>cop, r, self._handle, s._handle), "HcclReduce")
@@ -645,6 +658,8 @@ cdef class Comm:
         else:
             sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, self._device)
             self._check_blocks(sb, rb, False, api)
+        if _CHECK_HOST_READS:
+            _host_guard(s, (sb,), ((rb, rb.nbytes),))
         with nogil:
             CHKHCCL(HcclScatter(sb.ptr, rb.ptr, rb.count, <HcclDataType>rb.hdt, r,
                                 self._handle, s._handle), "HcclScatter")
@@ -683,6 +698,8 @@ cdef class Comm:
             raise ValueError(f"{api}: in place is not supported; use separate buffers")
         _check_no_overlap(sb, rb, api, -1)
         per = sb.count // self._size
+        if _CHECK_HOST_READS:
+            _host_guard(s, (sb,), ((rb, sb.nbytes),))
         with nogil:
             CHKHCCL(HcclAlltoAll(sb.ptr, per, <HcclDataType>sb.hdt, rb.ptr, per,
                                  <HcclDataType>rb.hdt, self._handle, s._handle),
@@ -711,7 +728,11 @@ cdef class Comm:
           buffers between hosts): a message up to that size may complete
           before the receive is posted, a larger one waits for it. Later
           operations of the communicator (this rank's receives included)
-          wait for the send.
+          wait for the send. If the receiver runs something else instead
+          (a collective), the send still succeeded here: the mismatch fails
+          the receiver's operation, and this rank's destroy() raises
+          HcclError ("rank N never received this rank's last message(s)")
+          on one host (PYHCCL_LINGER_MS).
         - So a ring, or any cycle, of blocking sends (every rank sends to
           the next, then receives from the previous) never completes with
           large messages: post its sends and receives together, inside
@@ -734,6 +755,8 @@ cdef class Comm:
         cdef uint32_t p = self._check_root(peer, api, "peer")
         cdef Stream s = self._stream(stream, api)
         cdef _Buf b = _as_buf(buf, api, "buf", False, dtype, self._device)
+        if _CHECK_HOST_READS:
+            _host_guard(s, (b,), ())
         with nogil:
             CHKHCCL(HcclSend(b.ptr, b.count, <HcclDataType>b.hdt, p, self._handle,
                              s._handle), "HcclSend")
@@ -766,6 +789,8 @@ cdef class Comm:
         cdef uint32_t p = self._check_root(peer, api, "peer")
         cdef Stream s = self._stream(stream, api)
         cdef _Buf b = _as_buf(buf, api, "buf", True, dtype, self._device)
+        if _CHECK_HOST_READS:
+            _host_guard(s, (), ((b, b.nbytes),))
         with nogil:
             CHKHCCL(HcclRecv(b.ptr, b.count, <HcclDataType>b.hdt, p, self._handle,
                              s._handle), "HcclRecv")

@@ -104,6 +104,8 @@ cdef object _all_gather_v(Comm c, object sendbuf, object recvbuf, object recv_co
     _check_no_overlap(sb, rb, api, int(displs[c._rank]) * _DT_ITEMSIZE[rb.hdt])
     cdef const void *pc = _u64_ptr(counts)
     cdef const void *pd = _u64_ptr(displs)
+    if _CHECK_HOST_READS:
+        _host_guard(s, (sb, rb), ())
     with nogil:
         CHKHCCL(HcclAllGatherV(sb.ptr, sb.count, rb.ptr, pc, pd, <HcclDataType>sb.hdt,
                                c._handle, s._handle), "HcclAllGatherV")
@@ -129,6 +131,8 @@ cdef object _reduce_scatter_v(Comm c, object sendbuf, object recvbuf, object sen
     _check_no_overlap(rb, sb, api, int(displs[c._rank]) * _DT_ITEMSIZE[sb.hdt])
     cdef const void *pc = _u64_ptr(counts)
     cdef const void *pd = _u64_ptr(displs)
+    if _CHECK_HOST_READS:
+        _host_guard(s, (sb, rb), ())
     with nogil:
         CHKHCCL(HcclReduceScatterV(sb.ptr, pc, pd, rb.ptr, rb.count, <HcclDataType>sb.hdt,
                                    <HcclReduceOp>cop, c._handle, s._handle),
@@ -164,6 +168,8 @@ cdef object _all_to_all_v(Comm c, object sendbuf, object recvbuf, object send_co
     cdef const void *psd = _u64_ptr(sdispls)
     cdef const void *prc = _u64_ptr(rcounts)
     cdef const void *prd = _u64_ptr(rdispls)
+    if _CHECK_HOST_READS:
+        _host_guard(s, (sb, rb), ())
     with nogil:
         CHKHCCL(HcclAlltoAllV(sb.ptr, psc, psd, <HcclDataType>sb.hdt, rb.ptr, prc, prd,
                               <HcclDataType>rb.hdt, c._handle, s._handle), "HcclAlltoAllV")
@@ -192,6 +198,8 @@ cdef object _all_to_all_vc(Comm c, object sendbuf, object recvbuf, object matrix
                          f"elements, more than the {rb.count} of recvbuf")
     _check_not_in_place(sb, rb, api)
     cdef const void *pm = _u64_ptr(m)
+    if _CHECK_HOST_READS:
+        _host_guard(s, (sb, rb), ())
     with nogil:
         CHKHCCL(HcclAlltoAllVC(sb.ptr, pm, <HcclDataType>sb.hdt, rb.ptr, <HcclDataType>rb.hdt,
                                c._handle, s._handle), "HcclAlltoAllVC")
@@ -266,6 +274,8 @@ cdef object _batch_send_recv(Comm c, object items, object stream, object dtype):
             arr[i].count = b.count
             arr[i].dataType = <HcclDataType>b.hdt
             arr[i].remoteRank = <uint32_t>peers[i]
+        if _CHECK_HOST_READS:
+            _host_guard(s, tuple(bufs), tuple((x, (<_Buf>x).nbytes) for x, r in zip(bufs, is_recv) if r))
         with nogil:
             CHKHCCL(HcclBatchSendRecv(arr, <uint32_t>n, c._handle, s._handle),
                     "HcclBatchSendRecv")

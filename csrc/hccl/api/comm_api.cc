@@ -120,6 +120,7 @@ HcclResult HcclGetCommAsyncError(HcclComm comm, HcclResult *asyncError) {
   HCCL_TRY(hccl::check_comm(comm, "HcclGetCommAsyncError", &c));
   HCCL_TRY(hccl::check_ptr(asyncError, "HcclGetCommAsyncError", "asyncError"));
   *asyncError = c->poll_error(nullptr);
+  if (*asyncError != HCCL_SUCCESS) c->error_told = true;
   return HCCL_SUCCESS;
 }
 

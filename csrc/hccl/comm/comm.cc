@@ -3,6 +3,8 @@
 #include <chrono>
 #include <unordered_map>
 
+#include "common/clock.h"
+#include "common/env.h"
 #include "hccl/bootstrap/bootstrap.h"
 #include "hccl/transport/engine.h"
 
@@ -121,6 +123,15 @@ std::string unfinished(const Comm &c) {
   return out;
 }
 
+// Whether the user has heard of the communicator's failure: an operation of
+// this rank failed, or HcclGetCommAsyncError returned it.
+bool told(const Comm &c) {
+  if (c.error_told) return true;
+  for (const OpRecord &r : c.flight.snapshot())
+    if (r.state == OpRecord::kFailed) return true;
+  return false;
+}
+
 }  // namespace
 
 HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api, int64_t timeout_ms) {
@@ -158,8 +169,23 @@ HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api, int64_t tim
                       api, n, static_cast<long long>(timeout_ms), what.c_str());
     return HCCL_E_TIMEOUT;
   }
+  const bool heard = failed && told(*comm);  // the flight record is under mu
   comm->destroyed = true;
   lock.unlock();
+  if (drained && comm->engine && !heard) {
+    // Linger for the messages sent but not yet taken (PYHCCL_LINGER_MS, within
+    // the caller's deadline; a failed communicator only looks): a peer that
+    // fails or leaves without them means a send had no matching receive,
+    // which this rank must hear of, although the send itself succeeded
+    // (unless it has heard of the failure already).
+    int64_t ms = failed ? 0 : common::env_int("PYHCCL_LINGER_MS", 2000, 0, 3600 * 1000);
+    if (timeout_ms >= 0) ms = std::min<int64_t>(ms, timeout_ms);
+    WaitError e;
+    if (comm->engine->linger(common::now_ns() + ms * 1000000, &e) != HCCL_SUCCESS) {
+      hostrt::set_error("%s: %s", api, e.what.c_str());
+      return e.code;
+    }
+  }
   if (!drained && !failed) {
     hostrt::set_error("%s: operations of the communicator did not finish within %lld s; "
                       "it was destroyed anyway", api, limit_s);

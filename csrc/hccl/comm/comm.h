@@ -46,6 +46,8 @@ class Comm {
   bool single_copy_ok = false;  // every rank can map its local peers' device memory
   std::atomic<uint64_t> op_seq{0};  // collectives started so far
   std::atomic<uint64_t> running_seq{0};  // the collective running now (0: none)
+  // The user has seen the communicator's failure (HcclGetCommAsyncError returned it).
+  std::atomic<bool> error_told{false};
   std::atomic<bool> failure_logged{false};  // the first failure and its flight record were logged
   FlightRecorder flight{64};        // the last operations, for post-mortems (under mu)
 

@@ -141,6 +141,28 @@ void Engine::interrupt(HcclResult code, const std::string &why) {
   if (hub) hub->ring(rank_);  // wake this rank if it sleeps on its doorbell
 }
 
+HcclResult Engine::linger(int64_t deadline_ns, WaitError *err) {
+  for (;;) {
+    bool waiting = false;
+    for (int p = 0; p < nranks_; ++p) {
+      if (p == rank_ || !conns[p] || !conns[p]->unreceived()) continue;
+      waiting = true;
+      WaitError e;
+      const bool failed = conns[p]->peer_failed(true, &e);
+      if (!failed && !conns[p]->peer_left()) continue;
+      err->code = failed ? e.code : HCCL_E_REMOTE;
+      err->peer = p;
+      err->what = "rank " + std::to_string(p) + " never received this rank's last message(s): " +
+                  (failed ? "it failed: " + e.what : "it destroyed its communicator first") +
+                  " (a send completes before its receive when it fits the channel; "
+                  "check that every send has a matching receive)";
+      return err->code;
+    }
+    if (!waiting || common::now_ns() >= deadline_ns) return HCCL_SUCCESS;
+    usleep(1000);  // rare and at destroy only: a plain sleep, no doorbell
+  }
+}
+
 bool Engine::peer_failure(WaitError *err) {
   for (int p = 0; p < nranks_; ++p)
     if (p != rank_ && conns[p] && conns[p]->peer_reported_failure(err)) return true;

@@ -43,6 +43,12 @@ class Engine {
   // After collective `seq` succeeded here: fails it (*err) if a peer reported
   // a failure in it, or earlier, so that no rank succeeds where another failed.
   HcclResult settle(uint64_t seq, WaitError *err);
+  // Destroy's linger: waits, until `deadline_ns` (common::now_ns()), for
+  // peers to take the messages this rank sent (a small send completes before
+  // its receiver took it). Fails (*err) when a peer that has not taken them
+  // failed or left: the message was never received. Succeeds when all were
+  // taken, or at the deadline (the peer may still take them later).
+  HcclResult linger(int64_t deadline_ns, WaitError *err);
   // Whether some peer reported a failure (or died); any thread, at any time.
   bool peer_failure(WaitError *err);
 

@@ -159,6 +159,12 @@ class Connection {
     (void)err;
     return false;
   }
+  // Whether messages this rank sent (completed here: a small send completes
+  // eagerly) have not all been taken by the peer yet: shm, slots it has not
+  // consumed; TCP, bytes its host has not acknowledged. For destroy's linger.
+  virtual bool unreceived() const { return false; }
+  // Whether the peer destroyed its communicator (where this can be seen).
+  virtual bool peer_left() const { return false; }
   // Forgets queued transfers (the engine gave up on them).
   virtual void clear() = 0;
   // File descriptors to poll while waiting for this connection (TCP); the

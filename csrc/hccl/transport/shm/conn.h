@@ -24,6 +24,10 @@ class ShmConnection final : public Connection {
     hub_.fail(code, why, seq, culprit);
   }
   bool peer_reported_failure(WaitError *err) override { return hub_.peer_failed(peer_, true, err); }
+  bool unreceived() const override {
+    return !reached(tx_tail_->value.load(std::memory_order_acquire), tx_count_);
+  }
+  bool peer_left() const override { return hub_.peer_left(peer_); }
   void clear() override {
     sends_.clear();
     recvs_.clear();

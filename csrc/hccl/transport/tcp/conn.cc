@@ -1,6 +1,8 @@
 #include "hccl/transport/tcp/conn.h"
 
 #include <errno.h>
+#include <linux/sockios.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -39,6 +41,16 @@ void TcpConnection::post(Transfer *t) {
     if (t->kind == Transfer::kRecvReduce && s.stage.size() < stage_bytes_) s.stage.resize(stage_bytes_);
     s.recvs.push_back(t);
   }
+}
+
+bool TcpConnection::unreceived() const {
+  // Bytes in a send queue that the peer's host has not acknowledged (the
+  // peer's process reading them is not visible from here).
+  for (const Sock &s : socks_) {
+    int queued = 0;
+    if (s.fd >= 0 && ioctl(s.fd, SIOCOUTQ, &queued) == 0 && queued > 0) return true;
+  }
+  return false;
 }
 
 void TcpConnection::clear() {

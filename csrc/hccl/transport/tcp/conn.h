@@ -31,6 +31,7 @@ class TcpConnection final : public Connection {
   bool peer_failed(bool probe, WaitError *err) override;  // thread-safe (ctrl_mu_)
   void notify_failure(HcclResult code, const std::string &why, uint64_t seq, int culprit) override;
   bool peer_reported_failure(WaitError *err) override { return peer_failed(true, err); }
+  bool unreceived() const override;
   void clear() override;
   void poll_fds(std::vector<pollfd> *fds) override;
   // Polled until the peer said goodbye or went away (its EOF would stay readable).
