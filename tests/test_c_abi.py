@@ -99,6 +99,16 @@ def test_overrides(tmp_path):
     assert proc.returncode == 1
 
 
+def test_crc32c_check(tmp_path):
+    """csrc/common/crc32c (the TCP transport's message check) against a bit-by-bit
+    reference, on both its SSE4.2 and portable paths."""
+    exe = tmp_path / "crc32c_check"
+    _run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{CSRC}",
+          CDIR / "crc32c_check.cc", CSRC / "common" / "crc32c.cc", "-o", exe])
+    out = _run([exe], timeout=60).stdout
+    assert out.strip().splitlines()[-1] == "crc32c ok", out
+
+
 @pytest.fixture(scope="module")
 def reduce_check_exe(tmp_path_factory):
     """tests/c/reduce_check.cc linked with csrc/hccl/reduce/*.cc (built once)."""

@@ -186,3 +186,17 @@ def test_wrong_job_secret_on_a_data_connection(cluster, tmp_path):
         text, line = rows[rank]
         assert text.startswith("error=") and "secret" in text, line
     assert os.path.exists(tmp_path / "root")
+
+
+@pytest.mark.timeout(120, method="signal")
+@cross_host
+def test_corruption_tcp_misses_fails_every_rank(cluster, tmp_path):
+    """Rank 3 (host 1) receives corrupted segments that TCP's checksum let through
+    (PYHCCL_FAULT=corrupt_tcp; tc's netem is not in every kernel): the CRC32C of every
+    message catches it, so every rank fails naming the corruption, none sees a wrong sum."""
+    procs = start_fault_job(cluster, "2x2", "corrupt", tmp_path, victim=3)
+    outs = mhtest.finish_ranks(procs, EXEC_TIMEOUT + 60)
+    rows = fault_results(procs, outs, range(4))
+    for rank in range(4):
+        text, line = rows[rank]
+        assert text.startswith("error=") and "arrived corrupted" in text, line

@@ -13,6 +13,9 @@ MODE:
             communicator has completed one AllReduce.
   secret    rank VICTIM presents a wrong job secret on its data connections
             (PYHCCL_FAULT=bad_data_secret): set-up must fail on every rank.
+  corrupt   rank VICTIM's network corrupts what it receives (PYHCCL_FAULT=corrupt_tcp,
+            which TCP's checksum would miss); AllReduces of known sums run until an
+            error, and a wrong sum ends the rank with "wrong".
 
 Every rank ends with one line "RESULT rank=K ok|error=<message> t=<epoch seconds>".
 """
@@ -22,8 +25,8 @@ import time
 
 MODE, RANK, NRANKS, DEVICE, DIR = sys.argv[1], *map(int, sys.argv[2:5]), sys.argv[5]
 VICTIM = int(sys.argv[6]) if len(sys.argv) > 6 else -1
-if MODE == "secret" and RANK == VICTIM:        # before the library reads its environment
-    os.environ["PYHCCL_FAULT"] = "bad_data_secret"
+if MODE in ("secret", "corrupt") and RANK == VICTIM:  # before the library reads its environment
+    os.environ["PYHCCL_FAULT"] = "bad_data_secret" if MODE == "secret" else "corrupt_tcp"
 
 import pyhccl  # noqa: E402
 
@@ -81,6 +84,14 @@ def main():
         comm.all_reduce(buf, stream=stream)        # every connection is used by now
         stream.synchronize()
         if MODE == "secret":
+            finish("ok")
+        if MODE == "corrupt":
+            for _ in range(200):
+                buf.fill(RANK + 1)
+                comm.all_reduce(buf, stream=stream)
+                stream.synchronize()
+                if not (buf.get() == NRANKS * (NRANKS + 1) / 2).all():
+                    finish("wrong")
             finish("ok")
         publish(f"ready.{RANK}", b"ready")
         deadline = time.monotonic() + LOOP_SECONDS

@@ -49,11 +49,13 @@ constexpr uint32_t kMsgMagic = 0x314d4850;  // "PHM1"
 // In front of every message (shm: of every slot of it).
 struct MsgHeader {
   uint32_t magic;
-  uint32_t reserved;
+  uint32_t flags;  // kMsgCrc
   OpSig sig;
   uint64_t bytes;  // payload bytes of the whole message
 };
 static_assert(sizeof(MsgHeader) == 48, "message header layout");
+// MsgHeader.flags: a CRC32C of the header and payload follows the payload (TCP).
+constexpr uint32_t kMsgCrc = 1;
 
 // Why a transfer or a wait failed. `what` reads well after "HcclAllReduce: ".
 // When a peer's message carried another signature or size, `mismatch` or

@@ -8,8 +8,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstring>
 
+#include "common/crc32c.h"
+#include "common/env.h"
 #include "hccl/net/socket.h"
 #include "hccl/reduce/reduce.h"
 #include "hccl/transport/tcp/wire.h"
@@ -22,8 +25,16 @@ static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "message headers travel
 TcpConnection::TcpConnection(int peer, const std::string &where, int ctrl_fd,
                              const std::vector<int> &data_fds, size_t stage_bytes)
     : Connection(peer), where_(where), ctrl_fd_(ctrl_fd), socks_(data_fds.size()),
-      stage_bytes_(stage_bytes) {
+      stage_bytes_(stage_bytes), crc_(common::env_int("PYHCCL_TCP_CRC", 1, 0, 1) != 0) {
   for (size_t i = 0; i < data_fds.size(); ++i) socks_[i].fd = data_fds[i];
+  fault_corrupt_ = std::strcmp(common::env_str("PYHCCL_FAULT", ""), "corrupt_tcp") == 0;
+  fault_rng_ = 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(peer + 1);
+}
+
+void TcpConnection::fault_flip(char *p, size_t n) {
+  fault_rng_ = fault_rng_ * 6364136223846793005ULL + 1442695040888963407ULL;
+  const uint64_t r = fault_rng_ >> 17;
+  if (n > 0 && r % 64 == 0) p[(r >> 6) % n] ^= static_cast<char>(1 << ((r >> 3) & 7));
 }
 
 TcpConnection::~TcpConnection() {
@@ -140,19 +151,30 @@ HcclResult TcpConnection::progress(bool *moved, WaitError *err) {
 }
 
 HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
+  const size_t trailer = crc_ ? sizeof(uint32_t) : 0;
   while (!s.sends.empty()) {
     Transfer *t = s.sends.front();
     if (!t->started) {
       s.tx_hdr = make_header(*t);
+      if (crc_) s.tx_hdr.flags |= kMsgCrc;
       s.tx_hdr_sent = 0;
+      s.tx_crc = crc_ ? common::crc32c(0, &s.tx_hdr, sizeof(MsgHeader)) : 0;
+      s.tx_crc_at = 0;
+      s.tx_trailer_sent = 0;
       t->started = true;
     }
     const size_t ready = t->input_ready();
-    iovec iov[2];
+    if (crc_ && ready > s.tx_crc_at) {  // ready bytes do not change: each is summed once
+      s.tx_crc = common::crc32c(s.tx_crc, t->src + s.tx_crc_at, ready - s.tx_crc_at);
+      s.tx_crc_at = ready;
+    }
+    iovec iov[3];
     int n = 0;
     if (s.tx_hdr_sent < sizeof(MsgHeader))
       iov[n++] = {reinterpret_cast<char *>(&s.tx_hdr) + s.tx_hdr_sent, sizeof(MsgHeader) - s.tx_hdr_sent};
     if (ready > t->done) iov[n++] = {const_cast<char *>(t->src) + t->done, ready - t->done};
+    if (crc_ && s.tx_crc_at == t->bytes && s.tx_trailer_sent < trailer)
+      iov[n++] = {reinterpret_cast<char *>(&s.tx_crc) + s.tx_trailer_sent, trailer - s.tx_trailer_sent};
     if (n == 0) {
       if (t->done < t->bytes) return HCCL_SUCCESS;  // waiting for the data to be produced
     } else {
@@ -169,14 +191,42 @@ HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
       size_t h = std::min(left, sizeof(MsgHeader) - s.tx_hdr_sent);
       s.tx_hdr_sent += h;
       left -= h;
-      t->done += left;
+      size_t p = std::min(left, ready - t->done);
+      t->done += p;
+      s.tx_trailer_sent += left - p;
       *moved = true;
     }
-    if (s.tx_hdr_sent < sizeof(MsgHeader) || t->done < t->bytes) continue;
+    if (s.tx_hdr_sent < sizeof(MsgHeader) || t->done < t->bytes || s.tx_trailer_sent < trailer)
+      continue;
     t->complete = true;
     s.sends.pop_front();
   }
   return HCCL_SUCCESS;
+}
+
+HcclResult TcpConnection::check_trailer(Sock &s, bool *moved, WaitError *err) {
+  while (s.rx_trailer_got < sizeof(uint32_t)) {
+    ssize_t r = recv(s.fd, reinterpret_cast<char *>(&s.rx_trailer) + s.rx_trailer_got,
+                     sizeof(uint32_t) - s.rx_trailer_got, MSG_DONTWAIT);
+    if (r == 0) return broken(0, "receiving", err);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return HCCL_SUCCESS;
+      return broken(errno, "receiving", err);
+    }
+    s.rx_trailer_got += static_cast<size_t>(r);
+    *moved = true;
+  }
+  if (s.rx_trailer == s.rx_crc) return HCCL_SUCCESS;
+  char sums[64];
+  snprintf(sums, sizeof(sums), "CRC32C %08x, computed %08x", s.rx_trailer, s.rx_crc);
+  err->code = HCCL_E_TCP_TRANSFER;
+  err->peer = peer_;
+  err->what = "a message of " + std::to_string(s.rx_hdr.bytes) + " bytes from " + where_ +
+              " arrived corrupted (" + sums + "): the network changed it and TCP's checksum "
+              "did not notice (a NIC's checksum offload, a middlebox); PYHCCL_TCP_CRC=0 "
+              "turns this check off";
+  return err->code;
 }
 
 HcclResult TcpConnection::recv_some(Sock &s, bool *moved, WaitError *err) {
@@ -197,6 +247,8 @@ HcclResult TcpConnection::recv_some(Sock &s, bool *moved, WaitError *err) {
       last_seen_ = s.rx_hdr.sig;
       HcclResult rc = check_header(s.rx_hdr, *t, err);
       if (rc != HCCL_SUCCESS) return rc;
+      s.rx_crc = s.rx_hdr.flags & kMsgCrc ? common::crc32c(0, &s.rx_hdr, sizeof(MsgHeader)) : 0;
+      s.rx_trailer_got = 0;
       t->started = true;
     }
     if (t->kind == Transfer::kRecv) {
@@ -208,6 +260,9 @@ HcclResult TcpConnection::recv_some(Sock &s, bool *moved, WaitError *err) {
           if (errno == EAGAIN || errno == EWOULDBLOCK) return HCCL_SUCCESS;
           return broken(errno, "receiving", err);
         }
+        if (fault_corrupt_) fault_flip(t->dst + t->done, static_cast<size_t>(r));
+        if (s.rx_hdr.flags & kMsgCrc)
+          s.rx_crc = common::crc32c(s.rx_crc, t->dst + t->done, static_cast<size_t>(r));
         t->done += static_cast<size_t>(r);
         *moved = true;
       }
@@ -234,9 +289,17 @@ HcclResult TcpConnection::recv_some(Sock &s, bool *moved, WaitError *err) {
           if (errno == EAGAIN || errno == EWOULDBLOCK) return HCCL_SUCCESS;
           return broken(errno, "receiving", err);
         }
+        if (fault_corrupt_) fault_flip(s.stage.data() + s.staged, static_cast<size_t>(r));
+        if (s.rx_hdr.flags & kMsgCrc)
+          s.rx_crc = common::crc32c(s.rx_crc, s.stage.data() + s.staged, static_cast<size_t>(r));
         s.staged += static_cast<size_t>(r);
         *moved = true;
       }
+    }
+    if (s.rx_hdr.flags & kMsgCrc) {
+      HcclResult rc = check_trailer(s, moved, err);
+      if (rc != HCCL_SUCCESS) return rc;
+      if (s.rx_trailer_got < sizeof(uint32_t)) return HCCL_SUCCESS;
     }
     t->complete = true;
     s.recvs.pop_front();
@@ -251,7 +314,9 @@ void TcpConnection::poll_fds(std::vector<pollfd> *fds) {
     if (!s.recvs.empty()) ev |= POLLIN;
     if (!s.sends.empty()) {
       const Transfer *t = s.sends.front();
-      if (!t->started || s.tx_hdr_sent < sizeof(MsgHeader) || t->input_ready() > t->done) ev |= POLLOUT;
+      if (!t->started || s.tx_hdr_sent < sizeof(MsgHeader) || t->input_ready() > t->done ||
+          (crc_ && t->done == t->bytes))  // the trailer is still to go
+        ev |= POLLOUT;
     }
     if (ev != 0) fds->push_back({s.fd, ev, 0});
   }

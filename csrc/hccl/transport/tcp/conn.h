@@ -47,11 +47,18 @@ class TcpConnection final : public Connection {
     size_t rx_hdr_got = 0;
     std::vector<char> stage;  // recv-reduce: bytes received, not reduced yet
     size_t staged = 0;
+    // The CRC32C trailer (kMsgCrc) of the message going out / coming in.
+    uint32_t tx_crc = 0, rx_crc = 0;
+    size_t tx_crc_at = 0;  // payload bytes the CRC covers so far
+    size_t tx_trailer_sent = 0, rx_trailer_got = 0;
+    uint32_t rx_trailer = 0;
   };
 
   HcclResult send_some(Sock &s, bool *moved, WaitError *err);
   HcclResult recv_some(Sock &s, bool *moved, WaitError *err);
   HcclResult broken(int e, const char *what, WaitError *err);
+  // Reads the trailer of the message coming in on s and checks it.
+  HcclResult check_trailer(Sock &s, bool *moved, WaitError *err);
   // Reads what the control socket holds and takes in its notices (under
   // ctrl_mu_); true when it reached end of file.
   bool drain_notices();
@@ -60,6 +67,12 @@ class TcpConnection final : public Connection {
   int ctrl_fd_;
   std::vector<Sock> socks_;
   size_t stage_bytes_;
+  const bool crc_;  // PYHCCL_TCP_CRC: send a CRC32C trailer with every message
+  // PYHCCL_FAULT=corrupt_tcp: what a faulty network does that TCP misses: a
+  // bit of about one received chunk in 64 flips (tests of the CRC check).
+  bool fault_corrupt_ = false;
+  uint64_t fault_rng_ = 0;
+  void fault_flip(char *p, size_t n);
   uint64_t tx_msgs_ = 0, rx_msgs_ = 0;
   std::mutex ctrl_mu_;        // guards the control socket's state below
   std::vector<char> notice_;  // control bytes received so far
