@@ -282,6 +282,7 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
   }
   bool published = false;
   std::vector<uint64_t> seen;
+  OrderWatch order;
   int64_t next_warn = watchdog_ns_;
   for (;;) {
     const uint32_t bell = hub ? hub->doorbell()->value.load(std::memory_order_acquire) : 0;
@@ -323,6 +324,10 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
         break;
       }
     }
+    if (probe && order.wait.active() && order_deadlock(&order, xfers[first_open]->peer, now, err)) {
+      rc = err->code;
+      break;
+    }
     if (now - last_progress >= timeout_ns_) {
       const int peer = xfers[first_open]->peer;
       err->code = rc = HCCL_E_TIMEOUT;
@@ -337,11 +342,13 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
       break;
     }
     if (spin_or_yield(now - idle_since)) continue;
+    if (!order.wait.active()) order_publish(&order, xfers[first_open]->peer);
     bool notice = false;
     sleep(bell, std::min(next_probe, last_progress + timeout_ns_), &notice);
     if (notice && (rc = check_failures(true, err)) != HCCL_SUCCESS) break;
   }
   if (published) hub->publish_send_wait(-1);
+  order.wait.end();
   if (rc != HCCL_SUCCESS)
     for (Connection *c : active_) c->clear();
   active_.clear();
