@@ -133,12 +133,12 @@ HcclResult Engine::board_exchange(const OpSig &sig, const void *mine, size_t byt
       timespec ts{0, 2000000};
       nanosleep(&ts, nullptr);
     }
-    if (board_stuck(next, gen, sig, err)) return err->code;
+    if (board_stuck(next, gen, sig, err)) return order_override(&order, err);
     const int64_t now = common::now_ns();
     if (idle_since == 0) idle_since = now;
     const bool probe = now >= next_probe;
     if (probe) next_probe = now + kSliceNs;
-    if (check_failures(probe, err) != HCCL_SUCCESS) return err->code;
+    if (check_failures(probe, err) != HCCL_SUCCESS) return order_override(&order, err);
     if (probe && watchdog_due(now - start, &next_warn)) {
       std::vector<int> peers;
       for (int p = next; p < nranks_; ++p)

@@ -348,6 +348,7 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
     if (notice && (rc = check_failures(true, err)) != HCCL_SUCCESS) break;
   }
   if (published) hub->publish_send_wait(-1);
+  if (rc != HCCL_SUCCESS) rc = order_override(&order, err);
   order.wait.end();
   if (rc != HCCL_SUCCESS)
     for (Connection *c : active_) c->clear();

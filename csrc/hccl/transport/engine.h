@@ -132,10 +132,14 @@ class Engine {
     int peer = -1;
     uint64_t seen = 0;       // the peer's record (its gen) at the last look
     int64_t verdict_at = 0;  // when this rank concluded (it lingers for the peer)
+    uint64_t other = 0;      // the communicator the peer is blocked in
     std::string why;
   };
   void order_publish(OrderWatch *w, int peer);
   bool order_deadlock(OrderWatch *w, int peer, int64_t now, WaitError *err);
+  HcclResult order_fail(OrderWatch *w, bool notify, WaitError *err);
+  // A wait that failed otherwise (*err) after this rank concluded: the verdict.
+  HcclResult order_override(OrderWatch *w, WaitError *err);
 
   const int rank_;
   const int nranks_;

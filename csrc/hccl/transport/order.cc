@@ -12,7 +12,11 @@
 // stream while the program computes): then only the timeout ends the wait.
 // The record must stay the same one probe later; the first rank to conclude
 // flags its record and lingers until its peer, which then concludes at once,
-// has seen it, so that both report.
+// has seen it, so that both report. Whatever ends a lingering wait (the peer
+// failed, left, died) ends it with this rank's verdict. A rank that concludes
+// also fails the other communicator here (exec.cc), without telling its
+// peers, unless the peer never saw the verdict: its collective, queued next
+// on the stream, must not run into the peer's wait and complete it.
 #include <unistd.h>
 
 #include "hccl/transport/engine.h"
@@ -73,6 +77,7 @@ bool Engine::order_deadlock(OrderWatch *w, int peer, int64_t now, WaitError *err
              hub->comm_name() + "'s #" + std::to_string(op_seq_) +
              "; use one order on every rank (ranks that call the collectives of two "
              "communicators in opposite orders wait for each other forever)";
+    w->other = theirs.comm;
     if (!flagged) {
       if (theirs.gen != w->seen) {  // first look, or it moved: look again one probe later
         w->seen = theirs.gen;
@@ -83,10 +88,26 @@ bool Engine::order_deadlock(OrderWatch *w, int peer, int64_t now, WaitError *err
       return false;
     }
   }
-  err->code = HCCL_E_INTERNAL;
-  err->peer = peer;
-  err->what = w->why;
+  order_fail(w, w->verdict_at != 0 && now - w->verdict_at >= kLingerNs, err);
   return true;
+}
+
+HcclResult Engine::order_fail(OrderWatch *w, bool notify, WaitError *err) {
+  *err = WaitError();
+  err->code = HCCL_E_INTERNAL;
+  err->peer = w->peer;
+  err->what = w->why;
+  err->order_comm = w->other;
+  err->order_notify = notify;
+  return err->code;
+}
+
+HcclResult Engine::order_override(OrderWatch *w, WaitError *err) {
+  // Concluded, the peer failed or left first (it concluded at once on seeing
+  // this rank's verdict): that is the verdict's consequence, not the cause.
+  if (w->verdict_at != 0 && err->order_comm == 0 && interrupted_.load() == 0)
+    return order_fail(w, false, err);
+  return err->code;
 }
 
 }  // namespace hccl
