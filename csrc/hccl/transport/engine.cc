@@ -51,6 +51,7 @@ void Engine::set_spin(int local_ranks) {
   yield_ns_ = 1000 * common::env_int("PYHCCL_YIELD_US", 50, 0, 1000000);
   arrive_ns_ = 1000 * common::env_int("PYHCCL_INLINE_US", 20, 0, 1000000);
   watchdog_ns_ = 1000000000LL * common::env_int("PYHCCL_WATCHDOG_S", 30, 0, 1 << 30);
+  order_check_ = common::env_int("PYHCCL_ORDER_CHECK", 1, 0, 1) != 0;
 }
 
 bool Engine::watchdog_due(int64_t waited_ns, int64_t *next_mark) const {

@@ -147,6 +147,7 @@ class Engine {
   int64_t timeout_ns_ = 0;
   int64_t spin_ns_ = 0, yield_ns_ = 0, arrive_ns_ = 0;
   int64_t watchdog_ns_ = 0;  // first warning after this long without progress; 0: never
+  bool order_check_ = true;  // PYHCCL_ORDER_CHECK: look for communicators used in opposite orders
   const char *op_api_ = "";
   uint64_t op_seq_ = 0;
   std::vector<Connection *> active_;

@@ -30,7 +30,7 @@ constexpr int64_t kLingerNs = 1000 * 1000000LL;  // the most a verdict waits for
 }  // namespace
 
 void Engine::order_publish(OrderWatch *w, int peer) {
-  if (w->wait.active() || !hub || hub->uid() == 0 || op_seq_ == 0 || peer == rank_ ||
+  if (w->wait.active() || !order_check_ || !hub || hub->uid() == 0 || op_seq_ == 0 || peer == rank_ ||
       hub->local_index(peer) < 0)
     return;
   const uint32_t pid = hub->pid_of(peer);
