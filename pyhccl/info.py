@@ -60,6 +60,8 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_REDUCE_PORTABLE", "unset", "1 disables the AVX2 fp16/bf16 reduction kernels (same results)"),
     ("PYHCCL_LINGER_MS", "2000", "milliseconds a destroy waits for peers to take the messages sent"),
     ("PYHCCL_WATCHDOG_S", "30", "seconds without progress before a wait warns (then 2x, 4x, ...); 0: never"),
+    ("PYHCCL_ORDER_CHECK", "1", "0: communicators used in opposite orders wait for the exec "
+                                "timeout instead of failing at once"),
 ]
 
 # Read by the Python binding only (the runtime's are in docs/C_API.md's table above).

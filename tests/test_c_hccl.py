@@ -447,6 +447,19 @@ def test_ring_of_blocking_sends(exe, tmp_path, what, count):
 
 
 @pytest.mark.timeout(120)
+@pytest.mark.parametrize("what,count", [("opposite", 8), ("opposite", 1 << 18), ("same", 1 << 18),
+                                        ("off", 1 << 18)])
+def test_communicators_in_opposite_orders(exe, tmp_path, what, count):
+    """Rank 0 enqueues an AllReduce on communicator a then one on b, rank 1 b then a, on one
+    stream, and synchronizes: a deadlock, which both report within seconds (not after
+    HCCL_EXEC_TIMEOUT=60) naming both communicators; with PYHCCL_ORDER_CHECK=0 it times out
+    (HCCL_EXEC_TIMEOUT=2), naming the likely cause; the same order works."""
+    env = {"PYHCCL_ORDER_CHECK": "0", "HCCL_EXEC_TIMEOUT": "2"} if what == "off" else None
+    results = run_ranks(exe, tmp_path, 2, "order", what, count, "host", env=env, timeout=60)
+    assert_all_pass(results, f"order {what} {count}")
+
+
+@pytest.mark.timeout(120)
 def test_ring_of_blocking_sends_across_hosts(exe, tmp_path):
     """The same ring between hosts (where peers' states cannot be seen; one socket, 64 MiB
     messages): it times out (HCCL_EXEC_TIMEOUT=2) with a message that says to use a group."""

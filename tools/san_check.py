@@ -36,8 +36,10 @@ RANKED = [
     ("mismatch bcastroot", 3, ["mismatch", "bcastroot"], {}, None),
     ("abort", 3, ["abort"], {}, None),
     ("kill", 3, ["kill"], {}, None),
+    ("order opposite", 2, ["order", "opposite", "262144", "host"], {}, None),
+    ("order opposite board", 2, ["order", "opposite", "8", "host"], {}, None),
 ]
-QUICK = {"suite 2 host", "mismatch count", "abort"}
+QUICK = {"suite 2 host", "mismatch count", "abort", "order opposite"}
 
 
 def run(cmd, **kw):

@@ -77,6 +77,12 @@ HOSTRT_API uint64_t interrupts();
 // The id of the stream whose worker runs the calling thread (0 if none), for log lines.
 HOSTRT_API uint64_t current_stream_id();
 
+// Whether the program cannot go on while the calling thread waits: it is not
+// a stream's worker (a caller running a task itself, or no task at all), or
+// a thread synchronizes with the stream whose task runs here. HCCL's check
+// of communicators used in opposite orders needs it (transport/order.cc).
+HOSTRT_API bool task_holds_caller();
+
 // The calling thread's current device, or -1 when none is set.
 HOSTRT_API int32_t current_device();
 

@@ -12,6 +12,7 @@
 namespace hostrt {
 namespace {
 thread_local Stream *t_worker = nullptr;
+thread_local bool t_worker_thread = false;  // a stream's own worker (not a synchronizer running its tasks)
 // Set by hostrtFailCurrentTask during a task; read when the task returns.
 thread_local aclError t_task_failure = ACL_SUCCESS;
 thread_local std::string *t_task_failure_msg = nullptr;
@@ -71,6 +72,7 @@ aclError Stream::push_marker(const char *api, std::function<void()> finish) {
 
 void Stream::run() {
   t_worker = this;
+  t_worker_thread = true;
   std::unique_lock<std::mutex> lk(mu_);
   for (;;) {
     bool slept = false;
@@ -252,6 +254,12 @@ void Stream::close_and_join() {
 }
 
 bool Stream::on_worker() const { return t_worker == this; }
+
+bool Stream::holds_caller() {
+  if (!t_worker_thread) return true;
+  std::lock_guard<std::mutex> lk(mu_);
+  return waiters_ > 0;
+}
 
 bool fail_current_task(aclError code, const char *message) {
   if (t_task_failure_msg == nullptr) return false;

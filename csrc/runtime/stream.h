@@ -69,6 +69,10 @@ struct Stream {
 
   // True when called from this stream's worker thread.
   bool on_worker() const;
+  // From a task of this stream: whether it holds up a thread of the program,
+  // that is, it runs on a caller's thread (claimed, or run by a synchronize)
+  // or a thread synchronizes with the stream now (hostrt::task_holds_caller).
+  bool holds_caller();
   // The stream whose worker is the calling thread, or nullptr.
   static Stream *current_worker();
 

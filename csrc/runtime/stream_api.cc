@@ -96,6 +96,11 @@ uint64_t current_stream_id() {
   return s ? s->id : 0;
 }
 
+bool task_holds_caller() {
+  Stream *s = Stream::current_worker();
+  return s == nullptr || s->holds_caller();
+}
+
 int32_t current_device() {
   std::shared_ptr<Context> ctx = current_context();
   return ctx ? ctx->device : -1;

@@ -32,6 +32,12 @@
  *                         hosts): the timeout names group(); "group" inside
  *                         HcclGroupStart/End delivers; "late" rank 0 receives
  *                         first, 1 s late: no deadlock, everything arrives
+ *   order WHAT COUNT      two communicators (order_a, order_b), an AllReduce of
+ *                         COUNT floats on each, both enqueued on one stream:
+ *                         "opposite" rank 0 calls a then b, the others b then
+ *                         a: every rank fails within seconds naming both;
+ *                         "off" the same with PYHCCL_ORDER_CHECK=0: it times out
+ *                         (HCCL_EXEC_TIMEOUT); "same" every rank a then b: it works
  * Each rank prints "rank R: PASS ..." and exits 0 when all went well.
  */
 #define _GNU_SOURCE
@@ -1245,6 +1251,52 @@ static int run_p2p_ring(HcclComm comm, aclrtStream s, const char *what, size_t c
   return g_fail != 0;
 }
 
+/* Two communicators used in opposite orders (see the mode list at the top). */
+static int run_order(const char *rootfile, aclrtStream s, const char *what, size_t count) {
+  const int off = strcmp(what, "off") == 0, opposite = off || strcmp(what, "opposite") == 0;
+  char path_b[4096];
+  snprintf(path_b, sizeof(path_b), "%s.b", rootfile);
+  HcclComm a = make_comm(rootfile, "order_a", 0, 0), b = make_comm(path_b, "order_b", 0, 0);
+  float *x = alloc(count * 4), *y = alloc(count * 4);
+  for (size_t i = 0; i < count; ++i) x[i] = y[i] = 1.0f;
+  HcclComm first = opposite && g_rank != 0 ? b : a, second = first == a ? b : a;
+  double t0 = now_s();
+  HCCL_OK(HcclAllReduce(x, x, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, first, s));
+  HCCL_OK(HcclAllReduce(y, y, count, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, second, s));
+  aclError e = aclrtSynchronizeStream(s);
+  const double took = now_s() - t0;
+  char msg[2048];
+  snprintf(msg, sizeof(msg), "%s", aclGetRecentErrMsg());
+  HcclResult ae = HCCL_SUCCESS;
+  HCCL_OK(HcclGetCommAsyncError(first, &ae));
+  printf("rank %d: order %s count %zu: aclError %d, async error %d after %.2f s: %s\n", g_rank,
+         what, count, (int)e, (int)ae, took, msg);
+  if (off) { /* the first to time out may go on into the other's wait: its error is relayed */
+    CHECK(e != ACL_SUCCESS, "aclError %d, async error %d", (int)e, (int)ae);
+    CHECK(strstr(msg, "timed out") != NULL && strstr(msg, "use one order on every rank") != NULL,
+          "not a timeout naming the cause: %s", msg);
+  } else if (opposite) {
+    char want[256];
+    snprintf(want, sizeof(want), "is blocked in communicator %s's collective #1 while this rank "
+             "waits in %s's #1; use one order on every rank", first == a ? "order_b" : "order_a",
+             first == a ? "order_a" : "order_b");
+    CHECK(e != ACL_SUCCESS && ae == HCCL_E_INTERNAL, "aclError %d, async error %d", (int)e, (int)ae);
+    CHECK(strstr(msg, want) != NULL, "the message does not say \"%s\": %s", want, msg);
+    CHECK(took < 5.0 * slowdown(), "the deadlock took %.1f s to be reported", took);
+  } else {
+    CHECK(e == ACL_SUCCESS && ae == HCCL_SUCCESS, "same order failed: %s", msg);
+    size_t wrong = 0;
+    for (size_t i = 0; i < count; ++i) wrong += x[i] != (float)g_n || y[i] != (float)g_n;
+    CHECK(wrong == 0, "same order: %zu wrong elements", wrong);
+  }
+  release(x);
+  release(y);
+  HCCL_OK(HcclCommDestroy(b));
+  HCCL_OK(HcclCommDestroy(a));
+  if (g_fail == 0) printf("rank %d: PASS order %s\n", g_rank, what);
+  return g_fail != 0;
+}
+
 /* Small operations may run on the calling thread when every peer is there
  * (PYHCCL_INLINE_BYTES / PYHCCL_INLINE_US); the calling thread must never wait
  * for a peer that is busy elsewhere, nor return before the results are right. */
@@ -1351,6 +1403,12 @@ int main(int argc, char **argv) {
            aclGetRecentErrMsg());
     if (g_fail == 0) printf("rank %d: PASS init failed\n", g_rank);
     return g_fail != 0;
+  }
+  if (strcmp(mode, "order") == 0 && argc > 6) { /* makes its own communicators */
+    int rc = run_order(rootfile, s, argv[5], (size_t)atoll(argv[6]));
+    ACL_OK(aclrtDestroyStream(s));
+    aclFinalize();
+    return rc;
   }
   HcclComm comm = strcmp(mode, "suite") == 0 || cfg_timeout
                       ? make_comm(rootfile, "check_a", 0, cfg_timeout ? 2 : 0)

@@ -122,11 +122,13 @@ HcclResult Ctx::failed(HcclResult rc) {
                 std::to_string(sig.seq) + " (" + describe(sig) + ")";
     // Behind, with other communicators about: the classic cause is two of them
     // used in opposite orders, each rank blocked in the one the other is not in.
+    // On one host that is told at once (transport/order.cc); a peer on another
+    // host cannot be seen, so say what to check.
     if (seen.seq < sig.seq && comm_count() > 1)
-      err.what += "; this process has " + std::to_string(comm_count()) +
-                  " communicators: if rank " + std::to_string(err.peer) +
-                  " is blocked in another one's collective, call the communicators' collectives "
-                  "in the same order on every rank";
+      err.what += "; it waits in communicator " + comm.name + " (one of " + std::to_string(comm_count()) +
+                  " in this process): ranks that call communicators' collectives in different "
+                  "orders deadlock; if rank " + std::to_string(err.peer) +
+                  " is blocked in another one, use one order on every rank";
   } else if (err.mismatch) {
     err.what = mismatch_text(err);
   } else if (err.size_mismatch && es > 0) {

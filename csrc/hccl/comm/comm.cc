@@ -58,7 +58,7 @@ Comm::~Comm() {
   bootstrap_close(bootstrap);
 }
 
-void Comm::fail(HcclResult code, const std::string &msg, uint64_t seq, int culprit) {
+void Comm::fail(HcclResult code, const std::string &msg, uint64_t seq, int culprit, bool notify) {
   {
     std::lock_guard<std::mutex> lock(mu);
     if (async_error != HCCL_SUCCESS) return;
@@ -66,6 +66,7 @@ void Comm::fail(HcclResult code, const std::string &msg, uint64_t seq, int culpr
     async_msg = msg;
   }
   cv.notify_all();  // operations waiting for their turn fail now
+  if (!notify) return;
   if (seq == 0) seq = running_seq != 0 ? running_seq.load() : op_seq + 1;
   if (engine) engine->notify_failure(code, msg, seq, culprit);
 }
@@ -120,6 +121,14 @@ std::shared_ptr<Comm> comm_lookup_name(const char *name) {
   for (auto &kv : registry())
     if (kv.second->name == name && (!best || kv.first < best->id)) best = kv.second;
   return best;
+}
+
+std::shared_ptr<Comm> comm_lookup_uid(uint64_t uid) {
+  std::lock_guard<std::mutex> lock(registry_mu());
+  for (auto &kv : registry())
+    if (kv.second->engine && kv.second->engine->hub && kv.second->engine->hub->uid() == uid)
+      return kv.second;
+  return nullptr;
 }
 
 void comm_abort(Comm &c, const std::string &peers_see, const std::string &here) {

@@ -76,7 +76,9 @@ class Comm {
   // Records the first asynchronous failure, in collective `seq` (0: the one
   // running now, else the next one), and tells every peer.
   // `culprit`: the rank at fault (-1: this one), told to peers through relays.
-  void fail(HcclResult code, const std::string &msg, uint64_t seq = 0, int culprit = -1);
+  // `notify` false: peers are not told (they reach the verdict themselves).
+  void fail(HcclResult code, const std::string &msg, uint64_t seq = 0, int culprit = -1,
+            bool notify = true);
   HcclResult error(std::string *msg);
   // The same, after looking whether a peer reported a failure (or died): a
   // few syscalls, so not for every operation.
@@ -92,6 +94,8 @@ std::shared_ptr<Comm> comm_lookup(HcclComm handle);
 size_t comm_count();  // live communicators of this process
 std::shared_ptr<Comm> comm_unregister(HcclComm handle);
 std::shared_ptr<Comm> comm_lookup_name(const char *name);
+// The communicator whose shared-memory hub has this uid (shm::Hub::uid), or null.
+std::shared_ptr<Comm> comm_lookup_uid(uint64_t uid);
 
 // ---- lifecycle (comm_init.cc, comm.cc) ----
 HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,

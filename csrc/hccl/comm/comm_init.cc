@@ -31,6 +31,17 @@ std::atomic<uint64_t> g_comm_seq{0};
 
 void copy_str(char *dst, size_t cap, const std::string &s) { std::snprintf(dst, cap, "%s", s.c_str()); }
 
+// A communicator's uid, the same on every rank (its root info's job id and
+// its name): where a peer is blocked is published under it (shm/waits.h).
+uint64_t comm_uid(const std::string &job, const std::string &name) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a
+  for (char ch : job + '\0' + name) {
+    h ^= static_cast<unsigned char>(ch);
+    h *= 1099511628211ull;
+  }
+  return h == 0 ? 1 : h;
+}
+
 // Fails set-up for every rank with this rank's message.
 HcclResult fail_setup(Comm &c, HcclResult code, const std::string &why) {
   return bootstrap_fail(c.bootstrap, code, "rank " + std::to_string(c.rank) + ": " + why);
@@ -117,6 +128,7 @@ HcclResult setup_shm(Comm &c, const std::vector<RankInfo> &info, const std::stri
   if (hub) {
     std::string why;
     if (!hub->connect(peers, &why)) return fail_setup(c, HCCL_E_MEMORY, why);
+    hub->set_identity(comm_uid(job, c.name), c.name);
     // Single copy maps peers' memory through /proc/<pid>/fd: probe it once.
     for (int p : local) {
       if (p == static_cast<int>(c.rank)) continue;

@@ -149,6 +149,12 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
     // (then the peer that told it); else the peer the failure came from.
     const int culprit = x.err.culprit >= 0 ? x.err.culprit : x.err.peer;
     c.fail(r, msg, x.sig.seq, culprit);
+    // Two communicators in opposite orders: the other one's collective, which
+    // the peer waits in, must not run here now (it may be queued next on this
+    // stream) and let the peer's wait complete before it concludes too.
+    if (x.err.order_comm != 0)
+      if (std::shared_ptr<Comm> other = comm_lookup_uid(x.err.order_comm))
+        other->fail(r, msg, 0, culprit, x.err.order_notify);
     hostrt::set_error("%s", msg.c_str());
     record_op_error(OpError{r, op.api, x.sig.seq,
                             culprit == static_cast<int>(c.rank) ? x.err.peer : culprit, msg});

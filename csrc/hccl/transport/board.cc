@@ -115,6 +115,7 @@ HcclResult Engine::board_exchange(const OpSig &sig, const void *mine, size_t byt
   const int64_t start = common::now_ns();
   int64_t idle_since = 0, next_probe = start + kSliceNs;
   int64_t next_warn = watchdog_ns_;
+  OrderWatch order;  // ends (unpublished) with the exchange
   for (;;) {
     const uint32_t bell = hub->doorbell()->value.load(std::memory_order_acquire);
     for (; next < nranks_; ++next) {
@@ -132,12 +133,12 @@ HcclResult Engine::board_exchange(const OpSig &sig, const void *mine, size_t byt
       timespec ts{0, 2000000};
       nanosleep(&ts, nullptr);
     }
-    if (board_stuck(next, gen, sig, err)) return err->code;
+    if (board_stuck(next, gen, sig, err)) return order_override(&order, err);
     const int64_t now = common::now_ns();
     if (idle_since == 0) idle_since = now;
     const bool probe = now >= next_probe;
     if (probe) next_probe = now + kSliceNs;
-    if (check_failures(probe, err) != HCCL_SUCCESS) return err->code;
+    if (check_failures(probe, err) != HCCL_SUCCESS) return order_override(&order, err);
     if (probe && watchdog_due(now - start, &next_warn)) {
       std::vector<int> peers;
       for (int p = next; p < nranks_; ++p)
@@ -145,6 +146,7 @@ HcclResult Engine::board_exchange(const OpSig &sig, const void *mine, size_t byt
           peers.push_back(p);
       watchdog_warn(now - start, peers);
     }
+    if (probe && order.wait.active() && order_deadlock(&order, next, now, err)) return err->code;
     if (now - start >= timeout_ns_) {
       err->code = HCCL_E_TIMEOUT;
       err->what = timeout_text(next);
@@ -155,6 +157,7 @@ HcclResult Engine::board_exchange(const OpSig &sig, const void *mine, size_t byt
       return err->code;
     }
     if (spin_or_yield(now - idle_since)) continue;
+    if (!order.wait.active()) order_publish(&order, next);
     // Counted among the waiters before the last look: a peer posting after
     // that look sees the count and rings.
     shm::SyncLine *line = hub->doorbell();

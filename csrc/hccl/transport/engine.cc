@@ -51,6 +51,7 @@ void Engine::set_spin(int local_ranks) {
   yield_ns_ = 1000 * common::env_int("PYHCCL_YIELD_US", 50, 0, 1000000);
   arrive_ns_ = 1000 * common::env_int("PYHCCL_INLINE_US", 20, 0, 1000000);
   watchdog_ns_ = 1000000000LL * common::env_int("PYHCCL_WATCHDOG_S", 30, 0, 1 << 30);
+  order_check_ = common::env_int("PYHCCL_ORDER_CHECK", 1, 0, 1) != 0;
 }
 
 bool Engine::watchdog_due(int64_t waited_ns, int64_t *next_mark) const {
@@ -310,6 +311,7 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
   }
   bool published = false;
   std::vector<uint64_t> seen;
+  OrderWatch order;
   int64_t next_warn = watchdog_ns_;
   for (;;) {
     const uint32_t bell = hub ? hub->doorbell()->value.load(std::memory_order_acquire) : 0;
@@ -351,6 +353,10 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
         break;
       }
     }
+    if (probe && order.wait.active() && order_deadlock(&order, xfers[first_open]->peer, now, err)) {
+      rc = err->code;
+      break;
+    }
     if (now - last_progress >= timeout_ns_) {
       const int peer = xfers[first_open]->peer;
       err->code = rc = HCCL_E_TIMEOUT;
@@ -365,11 +371,14 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
       break;
     }
     if (spin_or_yield(now - idle_since)) continue;
+    if (!order.wait.active()) order_publish(&order, xfers[first_open]->peer);
     bool notice = false;
     sleep(bell, std::min(next_probe, last_progress + timeout_ns_), &notice);
     if (notice && (rc = check_failures(true, err)) != HCCL_SUCCESS) break;
   }
   if (published) hub->publish_send_wait(-1);
+  if (rc != HCCL_SUCCESS) rc = order_override(&order, err);
+  order.wait.end();
   if (rc != HCCL_SUCCESS)
     for (Connection *c : active_) c->clear();
   active_.clear();

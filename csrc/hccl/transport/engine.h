@@ -4,7 +4,8 @@
 // only local peers are involved, in poll() over the sockets (and a wake-up
 // socket local peers signal) otherwise. Every wait is bounded by the exec
 // timeout without progress, and ends early when a peer fails or dies. A
-// cycle of stalled blocking sends among local ranks fails as a deadlock.
+// cycle of stalled blocking sends among local ranks fails as a deadlock, and
+// so do two local ranks blocked in two communicators used in opposite orders.
 #pragma once
 
 #include <atomic>
@@ -128,6 +129,25 @@ class Engine {
   // Deadlock detection while a blocking send to local peer `to` stalls
   // (engine.cc); *seen carries the cycle's words from the last look.
   bool send_deadlock(int to, std::vector<uint64_t> *seen, WaitError *err);
+  // Communicators used in opposite orders (order.cc), for a wait that sleeps
+  // in a collective: order_publish() at its first sleep says where this
+  // process is blocked; order_deadlock() at each failure probe looks whether
+  // local peer `peer`, which it waits for, is blocked in another
+  // communicator's collective that this process has not begun, waiting for
+  // it. Nothing of it runs in a wait that does not sleep.
+  struct OrderWatch {
+    shm::BlockedWait wait;
+    int peer = -1;
+    uint64_t seen = 0;       // the peer's record (its gen) at the last look
+    int64_t verdict_at = 0;  // when this rank concluded (it lingers for the peer)
+    uint64_t other = 0;      // the communicator the peer is blocked in
+    std::string why;
+  };
+  void order_publish(OrderWatch *w, int peer);
+  bool order_deadlock(OrderWatch *w, int peer, int64_t now, WaitError *err);
+  HcclResult order_fail(OrderWatch *w, bool notify, WaitError *err);
+  // A wait that failed otherwise (*err) after this rank concluded: the verdict.
+  HcclResult order_override(OrderWatch *w, WaitError *err);
 
   const int rank_;
   const int nranks_;
@@ -135,6 +155,7 @@ class Engine {
   int64_t timeout_ns_ = 0;
   int64_t spin_ns_ = 0, yield_ns_ = 0, arrive_ns_ = 0;
   int64_t watchdog_ns_ = 0;  // first warning after this long without progress; 0: never
+  bool order_check_ = true;  // PYHCCL_ORDER_CHECK: look for communicators used in opposite orders
   const char *op_api_ = "";
   uint64_t op_seq_ = 0;
   std::vector<Connection *> active_;

@@ -78,6 +78,11 @@ struct WaitError {
   // A timeout: the last signature seen from the peer waited for (seq 0: none).
   bool timeout = false;
   OpSig last_seen;
+  // Two communicators used in opposite orders (transport/order.cc): the uid of
+  // the other one, which fails here too; its peers are told only when
+  // (order_notify) the peer did not reach the verdict itself.
+  uint64_t order_comm = 0;
+  bool order_notify = false;
 };
 
 class Region;

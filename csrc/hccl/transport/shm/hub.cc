@@ -130,6 +130,7 @@ void Hub::unlink_own() {
 }
 
 Hub::~Hub() {
+  if (uid_ != 0) waits_remove_hub(this);
   leave();  // peers tell a rank that left from one that died
   unlink_own();
   if (wake_fd_ >= 0) close(wake_fd_);
@@ -207,6 +208,39 @@ void Hub::fail(HcclResult code, const std::string &why, uint64_t seq, int culpri
   c->failed.store(code == HCCL_SUCCESS ? HCCL_E_INTERNAL : code, std::memory_order_seq_cst);
   for (int r = 0; r < nranks_; ++r)
     if (local_index_[r] >= 0) ring(r);
+}
+
+void Hub::set_identity(uint64_t uid, const std::string &name) {
+  if (uid_ != 0) return;
+  uid_ = uid;
+  comm_name_ = name;
+  waits_add_hub(this);
+}
+
+void Hub::write_blocked(const BlockedAt &b) {
+  Blocked *w = blocked(rank_);
+  w->gen.store(b.gen - 1, std::memory_order_relaxed);  // odd: being rewritten
+  std::atomic_thread_fence(std::memory_order_release);
+  w->comm.store(b.comm, std::memory_order_relaxed);
+  w->seq.store(b.seq, std::memory_order_relaxed);
+  w->pid.store(b.pid, std::memory_order_relaxed);
+  w->waits.store(b.waits, std::memory_order_relaxed);
+  w->flags.store(b.flags, std::memory_order_relaxed);
+  w->gen.store(b.gen, std::memory_order_release);
+}
+
+bool Hub::read_blocked(int r, BlockedAt *b) const {
+  if (r < 0 || r >= nranks_ || local_index_[r] < 0) return false;
+  const Blocked *w = blocked(r);
+  b->gen = w->gen.load(std::memory_order_acquire);
+  if (b->gen == 0 || (b->gen & 1) != 0) return false;
+  b->comm = w->comm.load(std::memory_order_relaxed);
+  b->seq = w->seq.load(std::memory_order_relaxed);
+  b->pid = w->pid.load(std::memory_order_relaxed);
+  b->waits = w->waits.load(std::memory_order_relaxed);
+  b->flags = w->flags.load(std::memory_order_relaxed);
+  std::atomic_thread_fence(std::memory_order_acquire);
+  return w->gen.load(std::memory_order_relaxed) == b->gen;
 }
 
 void Hub::publish_send_wait(int to) {

@@ -13,6 +13,7 @@
 
 #include "hccl/transport/shm/layout.h"
 #include "hccl/transport/shm/segment.h"
+#include "hccl/transport/shm/waits.h"
 #include "hccl/transport/transport.h"
 
 namespace hccl {
@@ -112,6 +113,22 @@ class Hub {
   // *words what each had published, to compare with a later look.
   bool send_wait_cycle(std::vector<int> *cycle, std::vector<uint64_t> *words) const;
 
+  // Which communicator this is: a uid every rank agrees on (not 0) and its
+  // name. Enters the hub in the process's registry (shm/waits.h), which
+  // then writes the process's Blocked record in this rank's segment.
+  void set_identity(uint64_t uid, const std::string &name);
+  uint64_t uid() const { return uid_; }
+  const std::string &comm_name() const { return comm_name_; }
+  // The registry's writer (under its mutex), and a peer's reader: false
+  // when the record is being rewritten (or never was written).
+  void write_blocked(const BlockedAt &b);
+  bool read_blocked(int r, BlockedAt *b) const;
+  // Local peer r's pid, as this process sees it (0: another pid namespace).
+  uint32_t pid_of(int r) const {
+    const PeerDesc &d = peers_[r].desc;
+    return d.same_pid_ns && d.pid > 0 ? static_cast<uint32_t>(d.pid) : 0;
+  }
+
   // Whether every rank of the communicator is on this host.
   bool all_local() const { return static_cast<int>(local_count_) == nranks_; }
 
@@ -134,6 +151,7 @@ class Hub {
   Hub(const Options &opt, const std::string &name);
   char *seg(int r) const { return static_cast<char *>(peers_[r].map.base); }
   Announce *announcement(int r) const { return reinterpret_cast<Announce *>(seg(r) + layout_.announce_off); }
+  Blocked *blocked(int r) const { return reinterpret_cast<Blocked *>(seg(r) + layout_.blocked_off); }
   bool peer_dead(int r, WaitError *err);
 
   int rank_;
@@ -149,6 +167,8 @@ class Hub {
   uint32_t send_wait_gen_ = 0;
   std::mutex mem_mu_;
   uint64_t announced_ = 0;  // the last collective this rank announced
+  uint64_t uid_ = 0;
+  std::string comm_name_;
 };
 
 // /proc/<pid>/stat starttime of a process (0 when unknown).

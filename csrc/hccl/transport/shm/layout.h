@@ -2,6 +2,7 @@
 //
 //   ShmControl        identity, doorbell, failure flag, send wait
 //   Announce          the collective this rank runs now, and its signature
+//   Blocked           where this rank's process is blocked now (any communicator)
 //   SyncLine head[n]  slots this rank has published in its FIFO toward rank q
 //   SyncLine tail[n]  slots this rank has consumed from rank q's FIFO toward it
 //   Board[2]          small collectives: BoardHeader + board_bytes, alternating
@@ -22,7 +23,7 @@
 namespace hccl {
 namespace shm {
 
-constexpr uint64_t kMagic = 0x354d48534c434348ull;  // "HCCLSHM5"
+constexpr uint64_t kMagic = 0x364d48534c434348ull;  // "HCCLSHM6"
 
 struct alignas(64) SyncLine {
   std::atomic<uint32_t> value;
@@ -62,6 +63,23 @@ struct alignas(64) Announce {
 };
 static_assert(sizeof(Announce) == 128, "announcement layout");
 
+// Where the process of a rank is blocked now, in whichever communicator
+// (shm/waits.h): the same record in every communicator's segment of the
+// process, so that a peer blocked in one of them sees that this process is
+// blocked in another (two communicators used in opposite orders). Written as
+// a seqlock: `gen` odd while the words change; a new even value per record.
+struct alignas(64) Blocked {
+  std::atomic<uint64_t> gen;
+  std::atomic<uint64_t> comm;   // the communicator's uid (Hub::uid); 0: not blocked
+  std::atomic<uint64_t> seq;    // its collective the wait is in
+  std::atomic<uint32_t> pid;    // the process it waits for
+  std::atomic<uint32_t> waits;  // waits of the process blocked now
+  std::atomic<uint32_t> flags;  // kHeld, kVerdict
+  static constexpr uint32_t kHeld = 1;     // no thread of the process can call another collective
+  static constexpr uint32_t kVerdict = 2;  // it found this wait deadlocked
+};
+static_assert(sizeof(Blocked) == 64, "one cache line");
+
 // A board: a rank pins its part of a small collective here and every local
 // peer reads it in place (transport/board.cc). `gen` is written last. The
 // part follows at once, so a small one shares the header's cache line.
@@ -87,7 +105,7 @@ inline bool reached(uint32_t value, uint32_t target) {
 }
 
 struct Layout {
-  size_t announce_off, head_off, tail_off, board_off, board_stride, fifo_off, fifo_bytes, total;
+  size_t announce_off, blocked_off, head_off, tail_off, board_off, board_stride, fifo_off, fifo_bytes, total;
   size_t slot_bytes, board_bytes;
   uint32_t slots;
 
@@ -95,7 +113,8 @@ struct Layout {
       : slot_bytes(slot), board_bytes(board), slots(nslots) {
     const size_t page = 4096;
     announce_off = sizeof(Control);
-    head_off = announce_off + sizeof(Announce);
+    blocked_off = announce_off + sizeof(Announce);
+    head_off = blocked_off + sizeof(Blocked);
     tail_off = head_off + sizeof(SyncLine) * nranks;
     board_off = tail_off + sizeof(SyncLine) * nranks;
     board_stride = (sizeof(BoardHeader) + board + 63) / 64 * 64;
