@@ -18,7 +18,6 @@ CSRC = ROOT / "csrc"
 SOURCES = [ROOT / "tests" / "c" / "tcp_setup_check.cc",
            CSRC / "hccl" / "transport" / "tcp" / "setup.cc", CSRC / "hccl" / "transport" / "tcp" / "conn.cc",
            CSRC / "hccl" / "transport" / "transfer.cc", *sorted((CSRC / "hccl" / "net").glob("*.cc")),
-           *sorted((CSRC / "hccl" / "reduce").glob("*.cc")),
            *(CSRC / "common" / f for f in ("crc32c.cc", "hmac.cc", "sha256.cc"))]
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
