@@ -44,6 +44,8 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_LATENCY_BYTES", "64K", "AllReduce/Reduce up to this size use the flat algorithm"),
     ("PYHCCL_SINGLE_COPY_BYTES", "256K", "from this size, on one host, read peers' buffers directly"),
     ("PYHCCL_CHAIN_BYTES", "256K", "Broadcast/Reduce from this size use a pipelined chain"),
+    ("PYHCCL_NET_LATENCY_US", "50", "latency between hosts, for the algorithm cost model"),
+    ("PYHCCL_NET_MBITS", "10000", "a host link's Mbit/s, for the algorithm cost model"),
     ("PYHCCL_ALGO", "unset", "forces an algorithm per collective (coll:algo[,coll:algo])"),
     ("PYHCCL_TRANSPORT", "auto", "tcp: every pair of ranks uses TCP, even on one host"),
     ("PYHCCL_SOCKETS_PER_PEER", "2", "TCP data sockets per pair of ranks on different hosts"),

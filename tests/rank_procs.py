@@ -23,16 +23,18 @@ JOIN = textwrap.dedent("""
 """)
 
 
-def run_ranks(tmp_path, program, nranks, env=None, timeout=60):
+def run_ranks(tmp_path, program, nranks, env=None, timeout=60, rank_env=None):
     """Run JOIN + `program` as ranks 0..nranks-1 (argv: rank, root info path), with this
-    environment less MPI's and PYHCCL_'s, plus `env`; return their outputs."""
+    environment less MPI's and PYHCCL_'s, plus `env` and rank r's `rank_env[r]`; return
+    their outputs."""
     script = tmp_path / "prog.py"
     script.write_text(JOIN + textwrap.dedent(program))
     base = {k: v for k, v in os.environ.items() if not k.startswith(("PMI_", "PYHCCL_"))}
     base.update(env or {})
     procs = [subprocess.Popen([sys.executable, str(script), str(r), str(tmp_path / "root")],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                              env=base) for r in range(nranks)]
+                              env={**base, **(rank_env or {}).get(r, {})})
+             for r in range(nranks)]
     try:
         return [p.communicate(timeout=timeout)[0] for p in procs]
     finally:

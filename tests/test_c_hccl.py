@@ -151,6 +151,19 @@ def test_suite_across_hosts(exe, tmp_path, layout, mem):
 
 
 @pytest.mark.timeout(300)
+@pytest.mark.parametrize("layout", ["2x2", "3+1"])
+def test_suite_leader_across_hosts(exe, tmp_path, layout):
+    """Every AllReduce of the suite by the leader algorithm (PYHCCL_ALGO=allreduce:leader):
+    one rank per host reduces, the leaders exchange, on even and uneven hosts."""
+    hosts = LAYOUTS[layout]
+    results = run_ranks(exe, tmp_path, len(hosts), "suite", "host",
+                        env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": str(len(set(hosts))),
+                             "PYHCCL_ALGO": "allreduce:leader"},
+                        rank_env=lambda r: {"PYHCCL_HOST_TAG": f"h{hosts[r]}"})
+    assert_all_pass(results, f"suite leader {layout}")
+
+
+@pytest.mark.timeout(300)
 @pytest.mark.parametrize("env", [
     {"PYHCCL_TRANSPORT": "tcp"},
     {"PYHCCL_TRANSPORT": "tcp", "PYHCCL_SOCKETS_PER_PEER": "1", "PYHCCL_CHUNK_BYTES": "4K",

@@ -1,5 +1,6 @@
 """pyhccl across simulated hosts: every collective on 2 hosts x 2 ranks, 4 x 1 and 3 + 1,
-the C seed flow, and faults (a rank killed, a link down, a wrong job secret).
+the C seed flow, and faults (a rank killed, a link down past the timeout or briefly, a wrong
+job secret, corruption).
 
 The same checks on one simulated host pass today and keep the workers honest; the
 cross-host cases are marked mhtest.cross_host (expected to fail until pyhccl has a
@@ -112,8 +113,8 @@ def test_c_checks_across_hosts(cluster, hccl_check, tmp_path):
 
 
 # -- faults --------------------------------------------------------------------------------
-def start_fault_job(cluster, layout, mode, tmp_path, victim=-1):
-    env = mhtest.bounded_env(HCCL_EXEC_TIMEOUT=EXEC_TIMEOUT, HCCL_CONNECT_TIMEOUT=EXEC_TIMEOUT,
+def start_fault_job(cluster, layout, mode, tmp_path, victim=-1, timeout=EXEC_TIMEOUT):
+    env = mhtest.bounded_env(HCCL_EXEC_TIMEOUT=timeout, HCCL_CONNECT_TIMEOUT=EXEC_TIMEOUT,
                              HCCL_SOCKET_IFNAME=simhosts.IFNAME)
     return mhtest.start_ranks(
         cluster, layout, lambda rank, n, local: [PYTHON, HERE / "worker_faults.py", mode, rank, n,
@@ -172,6 +173,62 @@ def test_link_down_mid_collective(cluster, tmp_path):
         assert re.search(r"rank \d+", text) and re.search(
             r"(?i)timed? ?out|dead|died|exited|lost|reset|unreachable|closed", text), line
         assert error_time(text) - down_at < EXEC_TIMEOUT + 15, line
+
+
+# HCCL_EXEC_TIMEOUT of the outage test: 90% (21.6 s) leaves a 2.4 s margin, and falls between
+# two retransmissions of TCP's uncapped backoff (about 6.3 s apart there, at 12.6-18.9 s and 25.4 s+)
+OUTAGE_TIMEOUT = 24
+OUTAGES = (0.25, 0.5, 0.9)  # fractions of it that host 1's link is down, in turn
+OUTAGE_GAP = 3              # seconds up between outages: time to recover, and to prove it
+
+
+def stalls_of(text):
+    """[(end epoch, seconds)] of the slow AllReduces in an outage worker's "ok" line."""
+    found = re.search(r"stalls=(\S+)", text)
+    pairs = found.group(1).split(",") if found and found.group(1) != "-" else []
+    return [tuple(map(float, p.split(":"))) for p in pairs]
+
+
+@pytest.mark.timeout(240, method="signal")
+@cross_host
+def test_short_outages_recover(cluster, tmp_path):
+    """Host 1's link goes down for 25%, 50% and 90% of HCCL_EXEC_TIMEOUT in turn while
+    AllReduces of known sums run on 2 x 2: every rank ends ok with correct sums. TCP's
+    backoff is capped at 1 s (TCP_RTO_MAX_MS), so data moves within about a second of the
+    link's return (the margin covers that and the ranks' skew); uncapped, the 90% outage's
+    next retransmission came after the timeout."""
+    procs = start_fault_job(cluster, "2x2", "outage", tmp_path, timeout=OUTAGE_TIMEOUT)
+    mhtest.wait_files(tmp_path, [f"ready.{r}" for r in range(4)], procs, 90)
+    windows = []
+    for fraction in OUTAGES:
+        time.sleep(OUTAGE_GAP)
+        down_at = time.time()
+        cluster.link_down(1)
+        try:
+            time.sleep(fraction * OUTAGE_TIMEOUT)
+        finally:
+            cluster.link_up(1)
+        windows.append((fraction, down_at, time.time()))
+    time.sleep(OUTAGE_GAP)
+    (tmp_path / "stop").write_bytes(b"")
+    outs = mhtest.finish_ranks(procs, OUTAGE_TIMEOUT + 60)
+    rows = fault_results(procs, outs, range(4))
+    lines = []
+    for fraction, down, up in windows:
+        ends = [end for rank in range(4) for end, took in stalls_of(rows[rank][0])
+                if down < end and end - took < up]
+        back = f"{max(ends) - up:.2f} s after the link's return" if ends else "not stalled"
+        lines.append(f"{fraction:.0%}: down {up - down:.2f} s, last AllReduce through it ended {back}")
+    for rank in range(4):
+        text, line = rows[rank]
+        if not text.startswith("ok"):
+            at = error_time(text) if text.startswith("error=") else time.time()
+            during = [f for f, down, up in windows if down <= at < up + OUTAGE_TIMEOUT]
+            lines.append(f"rank {rank} failed {during and f'after the {during[-1]:.0%} outage'}")
+    print("\n".join(lines))
+    for rank in range(4):
+        text, line = rows[rank]
+        assert text.startswith("ok"), f"rank {rank}: {line}\n" + "\n".join(lines)
 
 
 @pytest.mark.timeout(120, method="signal")

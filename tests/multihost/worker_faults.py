@@ -17,6 +17,11 @@ MODE:
   corrupt   rank VICTIM's network corrupts what it receives (PYHCCL_FAULT=corrupt_tcp,
             which TCP's checksum would miss); AllReduces of known sums run until an
             error, and a wrong sum ends the rank with "wrong".
+  outage    like loop, but every AllReduce has a known sum (checked: a wrong one ends the
+            rank with "wrong sum"); the test takes links down and up meanwhile, then
+            writes DIR/stop, and the ranks go on for STOP_AFTER seconds more. "ok" is
+            followed by iters=N stalls=END:SECONDS,... (the AllReduces that took over a
+            second: when they ended, epoch seconds, and how long they took).
 
 Every rank ends with one line "RESULT rank=K ok|error=<message> t=<epoch seconds>".
 """
@@ -34,6 +39,7 @@ import pyhccl  # noqa: E402
 LOOP_SECONDS = 90      # a loop that outlives this has missed its fault
 COUNT = 1 << 20        # 4 MiB of float32 per AllReduce
 ROOT_WAIT = 60         # seconds rank 0 may take to publish the root info
+STOP_AFTER = 2         # outage mode: seconds of AllReduces after DIR/stop appears
 
 
 def finish(outcome):
@@ -75,6 +81,32 @@ def describe(exc, comm):
     return text.replace("\n", " | ")
 
 
+def outage(comm, stream, buf):
+    """AllReduces of known sums through the test's outages; returns the outcome. The last
+    element carries each rank's vote to stop, so that all stop after the same AllReduce (a
+    rank that exits first would fail its peers' next one)."""
+    stop_at, deadline, iters, stalls = None, time.monotonic() + LOOP_SECONDS, 0, []
+    want = (NRANKS * (NRANKS + 1)) // 2
+    while True:
+        scale = iters % 5 + 1                       # a stale buffer would show
+        buf.fill(scale * (RANK + 1))
+        now = time.monotonic()
+        buf[COUNT - 1] = float((stop_at is not None and now >= stop_at) or now >= deadline)
+        comm.all_reduce(buf, stream=stream)
+        stream.synchronize()
+        took = time.monotonic() - now
+        if took > 1.0:
+            stalls.append(f"{time.time():.3f}:{took:.2f}")
+        got = buf.get()
+        if not (got[:-1] == scale * want).all():
+            return f"wrong sum in AllReduce {iters}"
+        iters += 1
+        if got[-1] > 0:
+            return f"ok iters={iters} stalls={','.join(stalls) or '-'}"
+        if stop_at is None and os.path.exists(os.path.join(DIR, "stop")):
+            stop_at = time.monotonic() + STOP_AFTER
+
+
 def main():
     comm = None
     try:
@@ -95,6 +127,8 @@ def main():
                     finish("wrong")
             finish("ok")
         publish(f"ready.{RANK}", b"ready")
+        if MODE == "outage":
+            finish(outage(comm, stream, buf))
         deadline = time.monotonic() + LOOP_SECONDS
         while time.monotonic() < deadline:
             comm.all_reduce(buf, op="max", stream=stream)

@@ -12,6 +12,7 @@
 #include "hccl/algo/board.h"
 #include "hccl/algo/direct.h"
 #include "hccl/algo/hier.h"
+#include "hccl/algo/leader.h"
 #include "hccl/algo/select.h"
 #include "hccl/algo/tree.h"
 
@@ -76,6 +77,7 @@ HcclResult reduce_common(Ctx &x, Coll c, const char *in, char *out, size_t count
     return tree_reduce(x, in, out, count, root);
   }
   x.algo = algo_name(a);
+  if (a == Algo::kLeader) return leader_all_reduce(x, in, out, count);
   return hier_all_reduce(x, Groups(x, a == Algo::kRing), in, out, count);
 }
 

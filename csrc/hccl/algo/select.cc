@@ -3,6 +3,42 @@
 #include <algorithm>
 
 namespace hccl {
+namespace {
+
+// Shared memory within a host, for the cost model: a few microseconds a step.
+constexpr LinkCost kShm{3e-6, 1.0 / 5e9};
+
+// AllReduce across hosts: the cheapest by the cost model (tuning.net: the
+// link's latency and bandwidth as declared). S bytes, H hosts of at most L
+// ranks; each term is what the busiest host link carries each way, and the
+// steps that pay its latency.
+Algo all_reduce_across_hosts(const Ctx &x, double S, bool hier_ok) {
+  const LinkCost &net = x.comm.tuning.net;
+  const double n = x.n, H = x.topo.nhosts();
+  double L = 1;
+  for (const auto &host : x.topo.hosts) L = std::max<double>(L, static_cast<double>(host.size()));
+  struct Choice {
+    Algo algo;
+    double t;
+  };
+  std::vector<Choice> c;
+  if (x.n <= kFlatRanks) c.push_back({Algo::kFlat, net.time(1, L * (n - L) * S) + kShm.time(1, (L - 1) * S)});
+  if (x.topo.nhosts() <= kFlatRanks)
+    c.push_back({Algo::kLeader, net.time(1, (H - 1) * S) + kShm.time(2, 2 * (L - 1) * S)});
+  if (hier_ok)
+    c.push_back({Algo::kHier, net.time(2 * (H - 1), 2 * (H - 1) / H * S) +
+                                  kShm.time(2 * (L - 1), 2 * (L - 1) / L * S)});
+  c.push_back({Algo::kRing, net.time(2 * (n - 1), 2 * (n - 1) / n * S)});
+  return std::min_element(c.begin(), c.end(), [](const Choice &a, const Choice &b) { return a.t < b.t; })->algo;
+}
+
+}  // namespace
+
+bool star_across_hosts(const Ctx &x, size_t bytes) {
+  const LinkCost &net = x.comm.tuning.net;
+  const double H = x.topo.nhosts(), S = static_cast<double>(bytes);
+  return net.time(1, (H - 1) * S) <= net.time(H - 1, S);
+}
 
 Algo select_algo(const Ctx &x, Coll c, size_t bytes) {
   const AlgoTuning &t = x.comm.tuning;
@@ -14,7 +50,8 @@ Algo select_algo(const Ctx &x, Coll c, size_t bytes) {
     case Algo::kFlat:
     case Algo::kTree:
     case Algo::kRing:
-    case Algo::kPairwise: return forced;
+    case Algo::kPairwise:
+    case Algo::kLeader: return forced;
     case Algo::kDirect:
       if (direct_ok) return forced;
       break;
@@ -26,6 +63,7 @@ Algo select_algo(const Ctx &x, Coll c, size_t bytes) {
   const bool big = bytes >= t.single_copy_min;
   switch (c) {
     case Coll::kAllReduce:
+      if (multi) return all_reduce_across_hosts(x, static_cast<double>(bytes), hier_ok);
       if (bytes <= t.flat_bytes) return Algo::kFlat;
       if (direct_ok && big) return Algo::kDirect;
       return hier_ok ? Algo::kHier : Algo::kRing;

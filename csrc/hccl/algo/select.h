@@ -1,6 +1,8 @@
 // Algorithm selection. The choice depends only on what every rank shares
 // (operation, size, topology, tuning agreed at set-up), never on local
-// state, so all ranks choose alike. Direct is only a candidate: it still
+// state, so all ranks choose alike. Across hosts it uses a cost model: each
+// candidate's messages and bytes over the busiest host link, priced with the
+// link's declared latency and bandwidth (docs/TRANSPORT.md). Direct is only a candidate: it still
 // checks that every rank's buffers are device memory, and falls back with
 // every rank when one's are not.
 #pragma once
@@ -13,6 +15,11 @@
 namespace hccl {
 
 Algo select_algo(const Ctx &x, Coll c, size_t bytes);
+// Broadcast and Reduce trees across hosts: whether the root's host sends to
+// (receives from) every other host directly, rather than along a chain of
+// hosts, by the cost model: one message over its link per other host against
+// one latency per host on the way.
+bool star_across_hosts(const Ctx &x, size_t bytes);
 
 // The two groups of a hierarchical algorithm: this rank's host (local) and
 // the ranks with its local index on every host (cross). With `ring`, local

@@ -31,8 +31,8 @@ void link(const std::vector<int> &order, bool chain, int me, Tree *t) {
 }
 
 // Hosts in order from the root's; one rank per host (the root on its own)
-// heads its host.
-Tree make_tree(const Ctx &x, int root, bool chain) {
+// heads its host. `chain`: within each host; `chain_across`: between the heads.
+Tree make_tree(const Ctx &x, int root, bool chain, bool chain_across) {
   const Topology &topo = x.topo;
   const int H = topo.nhosts(), rh = topo.host_of[root];
   std::vector<int> heads;
@@ -49,7 +49,7 @@ Tree make_tree(const Ctx &x, int root, bool chain) {
     }
   }
   Tree across;
-  link(heads, chain, x.me, &across);
+  link(heads, chain_across, x.me, &across);
   if (across.parent >= 0) t.parent = across.parent;
   t.children.insert(t.children.begin(), across.children.begin(), across.children.end());
   return t;
@@ -81,8 +81,12 @@ HcclResult run_broadcast(Ctx &x) {
     if (ok) return direct_broadcast(x, v, buf, bytes, root);
   }
   const bool chain = bytes >= x.comm.tuning.chain_min;
-  x.algo = chain ? "chain" : x.n <= kFlatRanks ? "flat" : "star";
-  if (!chain && x.n <= kFlatRanks)  // one step, every pair compares signatures
+  // Across hosts never a flat fan-out to every rank: one message per host.
+  const bool across = x.multi_host() && !chain;
+  const bool chain_across = chain || (across && !star_across_hosts(x, bytes));
+  x.algo = chain ? "chain" : !across ? (x.n <= kFlatRanks ? "flat" : "star")
+                 : chain_across ? "hosts:chain" : "hosts:star";
+  if (!chain && !across && x.n <= kFlatRanks)  // one step, every pair compares signatures
     return rooted_exchange(
         x, root,
         [&](Batch &b, int p) {
@@ -96,7 +100,7 @@ HcclResult run_broadcast(Ctx &x) {
   // A tree does not bring every pair together: agree on the signature first.
   HcclResult rc = compare_signatures(x);
   if (rc != HCCL_SUCCESS) return rc;
-  Tree t = make_tree(x, root, chain);
+  Tree t = make_tree(x, root, chain, chain_across);
   Batch b(x);
   Dep got;
   if (t.parent >= 0) got.region = b.recv(t.parent, buf, bytes);
@@ -108,7 +112,8 @@ HcclResult tree_reduce(Ctx &x, const char *in, char *out, size_t count, int root
   const size_t bytes = count * x.es;
   HcclResult rc = compare_signatures(x);  // a tree does not bring every pair together
   if (rc != HCCL_SUCCESS) return rc;
-  Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min);
+  const bool chain = bytes >= x.comm.tuning.chain_min;
+  Tree t = make_tree(x, root, chain, chain || (x.multi_host() && !star_across_hosts(x, bytes)));
   char *acc = x.me == root ? out : t.children.empty() ? nullptr : x.comm.scratch(0, bytes);
   Batch b(x);
   Dep sum;  // in op child 0 op child 1 ..., in that order

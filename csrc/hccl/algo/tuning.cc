@@ -13,12 +13,12 @@ constexpr const char *kCollKeys[] = {"allreduce", "reduce", "broadcast", "allgat
                                      "reducescatter", "alltoall"};
 static_assert(sizeof(kCollKeys) / sizeof(kCollKeys[0]) == static_cast<size_t>(Coll::kCount),
               "one key per collective");
-constexpr const char *kAlgoNames[] = {"auto", "flat", "direct", "hier", "ring", "tree", "pairwise"};
+constexpr const char *kAlgoNames[] = {"auto", "flat", "direct", "hier", "ring", "tree", "pairwise", "leader"};
 
 // Which algorithms each collective has (bit per Algo).
 constexpr unsigned bit(Algo a) { return 1u << static_cast<unsigned>(a); }
 constexpr unsigned kValid[] = {
-    bit(Algo::kFlat) | bit(Algo::kDirect) | bit(Algo::kHier) | bit(Algo::kRing),  // allreduce
+    bit(Algo::kFlat) | bit(Algo::kDirect) | bit(Algo::kHier) | bit(Algo::kRing) | bit(Algo::kLeader),  // allreduce
     bit(Algo::kFlat) | bit(Algo::kDirect) | bit(Algo::kTree),                      // reduce
     bit(Algo::kDirect) | bit(Algo::kTree),                                         // broadcast
     bit(Algo::kDirect) | bit(Algo::kHier) | bit(Algo::kRing),                      // allgather
@@ -50,6 +50,7 @@ bool algo_by_name(const std::string &name, Algo *a) {
     Algo algo;
   } kNames[] = {{"flat", Algo::kFlat},   {"direct", Algo::kDirect},     {"hier", Algo::kHier},
                 {"ring", Algo::kRing},   {"tree", Algo::kTree},         {"pairwise", Algo::kPairwise},
+                {"leader", Algo::kLeader},
                 {"latency", Algo::kFlat}, {"chunked", Algo::kHier},     {"staged", Algo::kHier},
                 {"single", Algo::kDirect}};
   for (const auto &n : kNames)
@@ -129,7 +130,7 @@ void warn_tuning_once(const std::string &pyhccl_algo, const std::string &hccl_al
   std::call_once(once, [&] {
     PYHCCL_NOTICE("HCCL", "PYHCCL_ALGO=%s HCCL_ALGO=%s: cannot honour %s (PYHCCL_ALGO expects "
                  "coll:algo, coll one of allreduce reduce broadcast allgather reducescatter "
-                 "alltoall, algo one the collective has: flat direct hier ring tree pairwise); "
+                 "alltoall, algo one the collective has: flat direct hier ring tree pairwise leader); "
                  "those collectives use the automatic choice",
                  pyhccl_algo.c_str(), hccl_algo.c_str(), bad.c_str());
   });

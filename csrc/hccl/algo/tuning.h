@@ -15,6 +15,8 @@
 //         tree    Broadcast/Reduce: star for small messages, a pipelined
 //                 chain for large ones; across hosts through one rank per host
 //         pairwise  AlltoAll: every pair exchanges directly
+//         leader  AllReduce across hosts: reduce onto one rank per host, the
+//                 leaders exchange partial sums, each hands its host the result
 //   The foundation's names still work: latency = flat, chunked/staged = hier,
 //   single = direct. A forced algorithm that cannot run (direct on host
 //   memory, hier on uneven hosts) falls back to the automatic choice.
@@ -30,7 +32,14 @@
 namespace hccl {
 
 enum class Coll : uint8_t { kAllReduce, kReduce, kBroadcast, kAllGather, kReduceScatter, kAlltoAll, kCount };
-enum class Algo : uint8_t { kAuto, kFlat, kDirect, kHier, kRing, kTree, kPairwise };
+enum class Algo : uint8_t { kAuto, kFlat, kDirect, kHier, kRing, kTree, kPairwise, kLeader };
+
+// A link as the cost model sees it (select.cc): a message costs alpha seconds
+// plus beta seconds per byte.
+struct LinkCost {
+  double alpha, beta;
+  double time(double messages, double bytes) const { return messages * alpha + bytes * beta; }
+};
 
 const char *coll_key(Coll c);   // "allreduce", ...
 const char *algo_name(Algo a);  // "flat", ...
@@ -40,6 +49,8 @@ struct AlgoTuning {
   uint64_t single_copy_min = 256 << 10;  // direct from this size (PYHCCL_SINGLE_COPY_BYTES)
   uint64_t chunk_bytes = 1 << 20;        // largest message of a transfer (PYHCCL_CHUNK_BYTES)
   uint64_t chain_min = 256 << 10;        // Broadcast/Reduce trees: a chain from this size
+  // Between hosts, as declared (PYHCCL_NET_LATENCY_US, PYHCCL_NET_MBITS): 50 us, 10 Gbit/s.
+  LinkCost net{50e-6, 8.0 / 10e9};
   Algo forced[static_cast<int>(Coll::kCount)] = {};
   Algo forced_between_hosts[static_cast<int>(Coll::kCount)] = {};  // from HCCL_ALGO
 

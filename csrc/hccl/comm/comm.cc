@@ -1,7 +1,11 @@
 #include "hccl/comm/comm.h"
 
+#include <algorithm>
 #include <chrono>
+#include <cstdlib>
+#include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "common/clock.h"
 #include "common/env.h"
@@ -23,6 +27,29 @@ std::unordered_map<uint64_t, std::shared_ptr<Comm>> &registry() {
   return *map;
 }
 uint64_t g_next_id = 1;
+
+// A process that exits without destroying its communicators (a C program's
+// exit(); Python's finalize destroys them): for at most PYHCCL_LINGER_MS (1 s
+// at most), let peers take what it sent, then tell them it left, so that they
+// read its last messages instead of failing as if it had died. Only idle
+// communicators: one with an operation in flight dies with the process.
+// Nothing is freed here (other threads may still run).
+void leave_at_exit() {
+  const int64_t ms = std::min<int64_t>(common::env_int("PYHCCL_LINGER_MS", 2000, 0, 3600 * 1000), 1000);
+  const int64_t deadline = common::now_ns() + ms * 1000000;
+  std::vector<std::shared_ptr<Comm>> live;
+  {
+    std::lock_guard<std::mutex> lock(registry_mu());
+    for (auto &kv : registry()) live.push_back(kv.second);
+  }
+  for (auto &c : live) {
+    std::lock_guard<std::mutex> lock(c->mu);
+    if (c->destroyed || c->in_flight > 0 || !c->engine) continue;
+    WaitError e;
+    c->engine->linger(deadline, &e);
+    c->engine->leave();
+  }
+}
 
 }  // namespace
 
@@ -59,6 +86,8 @@ HcclResult Comm::poll_error(std::string *msg) {
 }
 
 HcclComm comm_register(std::shared_ptr<Comm> comm) {
+  static std::once_flag at_exit;
+  std::call_once(at_exit, [] { std::atexit(leave_at_exit); });
   std::lock_guard<std::mutex> lock(registry_mu());
   comm->id = kHandleBase + 16 * g_next_id++;
   registry()[comm->id] = comm;

@@ -184,6 +184,7 @@ HcclResult setup_tcp(Comm &c, const std::vector<RankInfo> &info, const RootInfoV
   s.nsock = static_cast<int>(info[0].sockets_per_peer);
   s.buffer_bytes = static_cast<int>(info[0].socket_buffer);
   s.deadline = net::Clock::now() + std::chrono::seconds(connect_timeout_s());
+  s.exec_timeout_s = c.settings.exec_timeout_s;
   s.watch_fd = bootstrap_fd(c.bootstrap);
   std::string why;
   r = tcp::connect_all(s, listen_fd, &c.engine->conns, &why);

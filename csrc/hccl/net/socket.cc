@@ -8,11 +8,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
+#include <climits>
 #include <cstring>
 #include <thread>
 
 #include "common/cancel.h"
 #include "common/env.h"
+#include "common/log.h"
 #include "runtime/hostrt.h"
 
 namespace hccl {
@@ -20,6 +23,17 @@ namespace net {
 namespace {
 
 constexpr int kBasePortSpan = 64;  // ports tried from HCCL_IF_BASE_PORT on
+
+#ifndef TCP_RTO_MAX_MS
+#define TCP_RTO_MAX_MS 44  // Linux 6.15's uapi; older headers lack it
+#endif
+
+// The first refusal of a socket option, at info level: the same on every socket.
+void refused_once(std::atomic<bool> *logged, const char *option, const char *consequence) {
+  if (!logged->exchange(true))
+    PYHCCL_LOG(common::kInfo, "HCCL", "setsockopt(%s) refused: %s; %s", option,
+               errno_text(errno).c_str(), consequence);
+}
 
 }  // namespace
 
@@ -135,6 +149,21 @@ void set_nodelay(int fd) {
 void set_buffers(int fd, int bytes) {
   ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+}
+
+void set_outage_limits(int fd, int exec_timeout_s) {
+  static std::atomic<bool> rto_logged{false}, user_logged{false};
+  int rto_max = kRtoMaxMs;
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_RTO_MAX_MS, &rto_max, sizeof(rto_max)) != 0)
+    refused_once(&rto_logged, "TCP_RTO_MAX_MS",
+                 "TCP's backoff stays the kernel's (up to 120 s), so a link outage longer than "
+                 "about half of HCCL_EXEC_TIMEOUT may fail the job (Linux >= 6.15 caps it; "
+                 "docs/TRANSPORT.md, \"Outages\")");
+  const int64_t ms = (static_cast<int64_t>(exec_timeout_s) + kOutageGraceS) * 1000;
+  int user = ms > INT_MAX ? INT_MAX : static_cast<int>(ms);
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user, sizeof(user)) != 0)
+    refused_once(&user_logged, "TCP_USER_TIMEOUT",
+                 "the kernel may drop a connection during an outage before HCCL_EXEC_TIMEOUT");
 }
 
 void close_fd(int fd) {

@@ -34,6 +34,16 @@ int dial(const SockAddr &peer, Clock::time_point deadline, int *last_err,
 void set_nodelay(int fd);
 // Socket buffers of `bytes` each way (the kernel may cap them).
 void set_buffers(int fd, int bytes);
+// How a connection rides out an outage (docs/TRANSPORT.md, "Outages"): the
+// retransmission backoff capped at 1 s (TCP_RTO_MAX_MS, Linux >= 6.15; refused
+// elsewhere, logged once at info level), so data moves within about a second
+// of a link's return; and the kernel drops the connection once sent data has
+// gone unacknowledged for exec_timeout_s + kOutageGraceS, never before the
+// exec timeout fails the waiting operation. Keepalive stays off: an idle
+// connection survives any outage.
+constexpr int kRtoMaxMs = 1000;
+constexpr int kOutageGraceS = 5;
+void set_outage_limits(int fd, int exec_timeout_s);
 void close_fd(int fd);
 // Milliseconds until `deadline`, rounded up and clamped to [0, cap_ms], for poll().
 int poll_ms(Clock::time_point deadline, int cap_ms = 1000);

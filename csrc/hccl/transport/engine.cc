@@ -163,6 +163,12 @@ HcclResult Engine::linger(int64_t deadline_ns, WaitError *err) {
   }
 }
 
+void Engine::leave() {
+  for (auto &c : conns)
+    if (c) c->leave();
+  if (hub) hub->leave();
+}
+
 bool Engine::peer_failure(WaitError *err) {
   for (int p = 0; p < nranks_; ++p)
     if (p != rank_ && conns[p] && conns[p]->peer_reported_failure(err)) return true;

@@ -49,6 +49,8 @@ class Engine {
   // failed or left: the message was never received. Succeeds when all were
   // taken, or at the deadline (the peer may still take them later).
   HcclResult linger(int64_t deadline_ns, WaitError *err);
+  // Tells every peer that this rank leaves normally (Connection::leave).
+  void leave();
   // Whether some peer reported a failure (or died); any thread, at any time.
   bool peer_failure(WaitError *err);
 

@@ -167,6 +167,9 @@ class Connection {
   virtual bool unreceived() const { return false; }
   // Whether the peer destroyed its communicator (where this can be seen).
   virtual bool peer_left() const { return false; }
+  // Tells the peer, once, that this rank leaves normally (what it sent is to
+  // be read, not a death): the destructor does it, and an exit without one.
+  virtual void leave() {}
   // Forgets queued transfers (the engine gave up on them).
   virtual void clear() = 0;
   // File descriptors to poll while waiting for this connection (TCP); the

@@ -130,8 +130,7 @@ void Hub::unlink_own() {
 }
 
 Hub::~Hub() {
-  // Peers tell a rank that left from one that died.
-  if (peers_[rank_].map.base != nullptr) ctl(rank_)->left.store(1, std::memory_order_seq_cst);
+  leave();  // peers tell a rank that left from one that died
   unlink_own();
   if (wake_fd_ >= 0) close(wake_fd_);
   for (Peer &p : peers_) {

@@ -76,6 +76,11 @@ class Hub {
   void fail(HcclResult code, const std::string &why, uint64_t seq, int culprit);
   // Whether local peer r has failed, or (probe) died without leaving.
   bool peer_failed(int r, bool probe, WaitError *err);
+  // Tells local peers that this rank left (destroyed its communicator, or
+  // exited without): what it published is still to be read.
+  void leave() {
+    if (peers_[rank_].map.base != nullptr) ctl(rank_)->left.store(1, std::memory_order_seq_cst);
+  }
   // Whether local peer r destroyed its communicator.
   bool peer_left(int r) const { return ctl(r)->left.load(std::memory_order_acquire) != 0; }
 

@@ -28,6 +28,7 @@ TcpConnection::TcpConnection(int peer, const std::string &where, int ctrl_fd,
       stage_bytes_(stage_bytes), crc_(common::env_int("PYHCCL_TCP_CRC", 1, 0, 1) != 0) {
   for (size_t i = 0; i < data_fds.size(); ++i) socks_[i].fd = data_fds[i];
   fault_corrupt_ = std::strcmp(common::env_str("PYHCCL_FAULT", ""), "corrupt_tcp") == 0;
+  fault_slow_ = std::strcmp(common::env_str("PYHCCL_FAULT", ""), "slow_tcp_recv") == 0;
   fault_rng_ = 0x9e3779b97f4a7c15ULL * static_cast<uint64_t>(peer + 1);
 }
 
@@ -38,8 +39,7 @@ void TcpConnection::fault_flip(char *p, size_t n) {
 }
 
 TcpConnection::~TcpConnection() {
-  // Goodbye (a notice with code 0): the peer tells a rank that left from one that died.
-  if (!closed_) notify_failure(HCCL_SUCCESS, "", 0, -1);
+  if (!closed_) leave();
   net::close_fd(ctrl_fd_);
   for (Sock &s : socks_) net::close_fd(s.fd);
 }
@@ -62,6 +62,12 @@ bool TcpConnection::unreceived() const {
     if (s.fd >= 0 && ioctl(s.fd, SIOCOUTQ, &queued) == 0 && queued > 0) return true;
   }
   return false;
+}
+
+void TcpConnection::leave() {
+  // Goodbye (a notice with code 0): the peer tells a rank that left from one that died.
+  if (!gone_) notify_failure(HCCL_SUCCESS, "", 0, -1);
+  gone_ = true;
 }
 
 void TcpConnection::clear() {
@@ -253,7 +259,12 @@ HcclResult TcpConnection::recv_some(Sock &s, bool *moved, WaitError *err) {
     }
     if (t->kind == Transfer::kRecv) {
       while (t->done < t->bytes) {
-        ssize_t r = recv(s.fd, t->dst + t->done, t->bytes - t->done, MSG_DONTWAIT);
+        size_t want = t->bytes - t->done;
+        if (fault_slow_) {
+          want = std::min<size_t>(want, 256 << 10);
+          usleep(10000);
+        }
+        ssize_t r = recv(s.fd, t->dst + t->done, want, MSG_DONTWAIT);
         if (r == 0) return broken(0, "receiving", err);
         if (r < 0) {
           if (errno == EINTR) continue;

@@ -32,6 +32,7 @@ class TcpConnection final : public Connection {
   void notify_failure(HcclResult code, const std::string &why, uint64_t seq, int culprit) override;
   bool peer_reported_failure(WaitError *err) override { return peer_failed(true, err); }
   bool unreceived() const override;
+  void leave() override;
   void clear() override;
   void poll_fds(std::vector<pollfd> *fds) override;
   // Polled until the peer said goodbye or went away (its EOF would stay readable).
@@ -70,7 +71,8 @@ class TcpConnection final : public Connection {
   const bool crc_;  // PYHCCL_TCP_CRC: send a CRC32C trailer with every message
   // PYHCCL_FAULT=corrupt_tcp: what a faulty network does that TCP misses: a
   // bit of about one received chunk in 64 flips (tests of the CRC check).
-  bool fault_corrupt_ = false;
+  // slow_tcp_recv: a slow reader, at most 256 KiB per 10 ms (tests of exits).
+  bool fault_corrupt_ = false, fault_slow_ = false;
   uint64_t fault_rng_ = 0;
   void fault_flip(char *p, size_t n);
   uint64_t tx_msgs_ = 0, rx_msgs_ = 0;
@@ -79,6 +81,7 @@ class TcpConnection final : public Connection {
   bool closed_ = false;       // the peer closed or broke a socket
   bool left_ = false;         // the peer said goodbye (destroyed its communicator)
   bool eof_ = false;          // its control socket reached end of file
+  bool gone_ = false;         // this rank said goodbye (leave())
   int eof_err_ = 0;
   WaitError close_err_;
 };

@@ -389,6 +389,7 @@ HcclResult Connector::run(std::vector<std::unique_ptr<Connection>> *conns, std::
       }
   for (int p = 0; p < s_.nranks; ++p) {
     if (!s_.remote[p]) continue;
+    for (int fd : socks[p]) net::set_outage_limits(fd, s_.exec_timeout_s);
     std::vector<int> data(socks[p].begin() + 1, socks[p].end());
     (*conns)[p].reset(new TcpConnection(p, where(p), socks[p][0], data, s_.stage_bytes));
   }

@@ -35,6 +35,7 @@ struct Setup {
   int buffer_bytes = 4 << 20;
   size_t stage_bytes = 256 << 10;
   net::Clock::time_point deadline;
+  int exec_timeout_s = 1836;  // the communicator's: bounds how long a connection outlives an outage
   // Polled too: when it turns readable (the bootstrap root's verdict that
   // another rank failed), set-up stops waiting with HCCL_E_REMOTE.
   int watch_fd = -1;
