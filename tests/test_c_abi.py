@@ -109,6 +109,16 @@ def test_crc32c_check(tmp_path):
     assert out.strip().splitlines()[-1] == "crc32c ok", out
 
 
+def test_crypto_check(tmp_path):
+    """csrc/common's SHA-256 (FIPS 180-2 vectors) and HMAC-SHA256 (RFC 4231 cases 1-7),
+    which prove the job secret on every hello without sending it."""
+    exe = tmp_path / "crypto_check"
+    _run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{CSRC}", CDIR / "crypto_check.cc",
+          CSRC / "common" / "sha256.cc", CSRC / "common" / "hmac.cc", "-o", exe])
+    out = _run([exe], timeout=60).stdout
+    assert out.strip().splitlines()[-1] == "crypto ok", out
+
+
 @pytest.fixture(scope="module")
 def reduce_check_exe(tmp_path_factory):
     """tests/c/reduce_check.cc linked with csrc/hccl/reduce/*.cc (built once)."""

@@ -16,7 +16,8 @@ from conftest import first_rank_only
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [ROOT / "tests" / "c" / "bootstrap_check.cc",
            *sorted((ROOT / "csrc" / "hccl" / "bootstrap").glob("*.cc")),
-           *sorted((ROOT / "csrc" / "hccl" / "net").glob("*.cc"))]
+           *sorted((ROOT / "csrc" / "hccl" / "net").glob("*.cc")),
+           ROOT / "csrc" / "common" / "sha256.cc", ROOT / "csrc" / "common" / "hmac.cc"]
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
 

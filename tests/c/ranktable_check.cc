@@ -1,10 +1,10 @@
-// The rank table's building blocks on their own (csrc/hccl/ranktable/):
-// SHA-256 against FIPS 180-4's test vectors, fed in pieces of every size, and
-// the JSON reader on what a rank table file may hold and on broken input
-// (with the line and column it reports). Prints "ranktable ok".
+// The rank table's JSON reader on its own (csrc/hccl/ranktable/json.cc) on
+// what a rank table file may hold and on broken input (with the line and
+// column it reports); its SHA-256 is checked by crypto_check.cc. Prints
+// "ranktable ok".
 //
 //   g++ -std=c++17 -Iinclude -Icsrc tests/c/ranktable_check.cc
-//       csrc/hccl/ranktable/json.cc csrc/hccl/ranktable/sha256.cc
+//       csrc/hccl/ranktable/json.cc
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -12,7 +12,6 @@
 #include <string>
 
 #include "hccl/ranktable/json.h"
-#include "hccl/ranktable/sha256.h"
 
 namespace {
 
@@ -27,45 +26,6 @@ int g_fail = 0;
       std::fprintf(stderr, "\n");                           \
     }                                                       \
   } while (0)
-
-std::string hex(const uint8_t d[32]) {
-  static const char k[] = "0123456789abcdef";
-  std::string s;
-  for (int i = 0; i < 32; ++i) {
-    s.push_back(k[d[i] >> 4]);
-    s.push_back(k[d[i] & 15]);
-  }
-  return s;
-}
-
-// The digest of `msg`, fed `piece` bytes at a time.
-std::string sha(const std::string &msg, size_t piece) {
-  hccl::Sha256 h;
-  for (size_t off = 0; off < msg.size(); off += piece)
-    h.update(msg.data() + off, std::min(piece, msg.size() - off));
-  uint8_t d[32];
-  h.finish(d);
-  return hex(d);
-}
-
-void check_sha256() {
-  struct {
-    std::string msg;
-    const char *want;
-  } kat[] = {
-      {"", "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"},
-      {"abc", "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad"},
-      {"abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq",
-       "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1"},
-      {std::string(1000000, 'a'), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0"},
-  };
-  for (const auto &k : kat)
-    for (size_t piece : {1u, 3u, 55u, 56u, 63u, 64u, 65u, 1000u, 1000000u}) {
-      std::string got = sha(k.msg, piece);
-      EXPECT(got == k.want, "SHA-256 of %zu bytes in pieces of %zu: %s, want %s", k.msg.size(),
-             piece, got.c_str(), k.want);
-    }
-}
 
 void check_json() {
   using hccl::json::Value;
@@ -125,7 +85,6 @@ void check_json() {
 }  // namespace
 
 int main() {
-  check_sha256();
   check_json();
   if (g_fail != 0) {
     std::fprintf(stderr, "%d checks failed\n", g_fail);

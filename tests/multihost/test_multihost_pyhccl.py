@@ -247,6 +247,35 @@ def test_wrong_job_secret_on_a_data_connection(cluster, tmp_path):
 
 @pytest.mark.timeout(120, method="signal")
 @cross_host
+def test_replayed_hello_while_ranks_join(cluster, tmp_path):
+    """An attacker on the root's host captures the bootstrap hello of rank 2 (host 1) off
+    the wire and replays it to the rendezvous while rank 3 has not started: refused as a
+    wrong job secret (it answered another connection's challenge), no captured byte holds
+    the secret, and once rank 3 starts the job sets up on every rank."""
+    sniffer = cluster.popen(0, [PYTHON, HERE / "replay_hello.py", tmp_path, simhosts.IFNAME],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert sniffer.stdout.readline().strip() == "LISTENING", sniffer.communicate()[0]
+        env = mhtest.bounded_env(HCCL_EXEC_TIMEOUT=EXEC_TIMEOUT, HCCL_CONNECT_TIMEOUT=EXEC_TIMEOUT,
+                                 HCCL_SOCKET_IFNAME=simhosts.IFNAME)
+        places = mhtest.placement("2x2")
+        start = lambda rank, h, local: cluster.popen(  # noqa: E731
+            h, [PYTHON, HERE / "worker_faults.py", "join", rank, 4, local, tmp_path], env=env,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        procs = [start(*p) for p in places[:3]]
+        report = sniffer.communicate(timeout=60)[0]
+        procs.append(start(*places[3]))
+    finally:
+        if sniffer.poll() is None:
+            sniffer.kill()
+    assert "REPLAY refused=1 secret_seen=0" in report, report
+    outs = mhtest.finish_ranks(procs, EXEC_TIMEOUT + 60)
+    rows = fault_results(procs, outs, range(4))
+    assert all(rows[r][0].startswith("ok") for r in range(4)), mhtest.report(procs, outs)
+
+
+@pytest.mark.timeout(120, method="signal")
+@cross_host
 def test_corruption_tcp_misses_fails_every_rank(cluster, tmp_path):
     """Rank 3 (host 1) receives corrupted segments that TCP's checksum let through
     (PYHCCL_FAULT=corrupt_tcp; tc's netem is not in every kernel): the CRC32C of every

@@ -13,6 +13,7 @@ MODE:
             communicator has completed one AllReduce.
   secret    rank VICTIM presents a wrong job secret on its data connections
             (PYHCCL_FAULT=bad_data_secret): set-up must fail on every rank.
+  join      set up and run one AllReduce (no fault here: an attacker elsewhere).
   corrupt   rank VICTIM's network corrupts what it receives (PYHCCL_FAULT=corrupt_tcp,
             which TCP's checksum would miss); AllReduces of known sums run until an
             error, and a wrong sum ends the rank with "wrong".
@@ -115,7 +116,7 @@ def main():
         buf = pyhccl.full(COUNT, 1.0, "float32")
         comm.all_reduce(buf, stream=stream)        # every connection is used by now
         stream.synchronize()
-        if MODE == "secret":
+        if MODE in ("secret", "join"):
             finish("ok")
         if MODE == "corrupt":
             for _ in range(200):

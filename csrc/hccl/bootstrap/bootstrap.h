@@ -7,8 +7,9 @@
 // starts a server thread and writes magic, version, a random 32-byte job
 // secret, a random 16-byte job id and the listen address into the opaque
 // 4108-byte blob. Every rank (the root process's own ranks included) then
-// dials that address with bootstrap_connect(); the server checks the secret
-// (a peer without it is refused and logged), the rank number and nRanks, and
+// dials that address with bootstrap_connect(); the server checks that the rank
+// proves the secret (challenge-response, wire.h; a peer without it, or one
+// replaying a captured hello, is refused and logged), the rank number and nRanks, and
 // answers allgather rounds once all nRanks ranks have joined. A rank that
 // leaves or dies mid-way fails the round for everyone with an error, never a
 // hang. The server thread ends when every rank has closed.

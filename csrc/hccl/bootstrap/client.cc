@@ -1,5 +1,6 @@
-// A rank's side of the bootstrap: dial the root, present the job secret, wait
-// for everyone, then allgather rounds. Every wait is bounded by
+// A rank's side of the bootstrap: dial the root, answer its challenge with an
+// HMAC keyed by the job secret and check the root's proof (wire.h), wait for
+// everyone, then allgather rounds. Every wait is bounded by
 // HCCL_CONNECT_TIMEOUT; a failure is sticky because the stream is out of step.
 #include <arpa/inet.h>
 #include <errno.h>
@@ -11,6 +12,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/hmac.h"
+#include "common/random.h"
 #include "hccl/bootstrap/bootstrap.h"
 #include "hccl/bootstrap/server.h"
 #include "hccl/bootstrap/wire.h"
@@ -135,24 +138,48 @@ HcclResult connect_impl(const RootInfoView &root, uint32_t nranks, uint32_t rank
   }
   bsnet::set_nodelay(bs->fd);
 
-  uint8_t hello[bsnet::kHeaderBytes + sizeof(bsnet::HelloPayload)];
-  bsnet::HelloPayload h;
-  std::memcpy(h.magic, bsnet::kHelloMagic, sizeof(h.magic));
-  std::memcpy(h.secret, root.secret, sizeof(h.secret));
-  h.nranks = htonl(nranks);
-  h.rank = htonl(rank);
-  bsnet::encode_header(hello, bsnet::kHello, sizeof(h));
-  std::memcpy(hello + bsnet::kHeaderBytes, &h, sizeof(h));
-  Io io = bsnet::send_all(bs->fd, hello, sizeof(hello), deadline, &err);
-
   uint32_t type = 0;
   uint64_t len = 0;
   std::vector<uint8_t> payload;
-  // Even if the hello did not go out whole, the root may have said why.
-  if (io == Io::kOk || io == Io::kClosed)
-    io = read_frame(bs->fd, io == Io::kOk ? deadline + kVerdictGrace : Clock::now() + kVerdictGrace, &type, &len,
-                    &payload, &err);
-  if (io == Io::kOk && type == bsnet::kReady && payload.size() == 4) {
+  bool proven = false;  // the root showed it holds the secret
+  Io io = read_frame(bs->fd, deadline, &type, &len, &payload, &err);
+  if (io == Io::kOk && type == bsnet::kChallenge && payload.size() == sizeof(bsnet::ChallengePayload) &&
+      std::memcmp(payload.data(), bsnet::kHelloMagic, sizeof(bsnet::kHelloMagic)) == 0) {
+    bsnet::ChallengePayload ch;
+    std::memcpy(&ch, payload.data(), sizeof(ch));
+    bsnet::HelloPayload h;
+    std::memcpy(h.magic, bsnet::kHelloMagic, sizeof(h.magic));
+    if (!fill_random(h.nonce, sizeof(h.nonce))) {
+      r = bs->fail(HCCL_E_SYSCALL, "getrandom() failed: " + bsnet::errno_text(errno));
+      delete bs;
+      return r;
+    }
+    h.nranks = htonl(nranks);
+    h.rank = htonl(rank);
+    bsnet::hello_mac(root.secret, ch.nonce, h, h.mac);
+    uint8_t hello[bsnet::kHeaderBytes + sizeof(h)];
+    bsnet::encode_header(hello, bsnet::kHello, sizeof(h));
+    std::memcpy(hello + bsnet::kHeaderBytes, &h, sizeof(h));
+    io = bsnet::send_all(bs->fd, hello, sizeof(hello), deadline, &err);
+    // Even if the hello did not go out whole, the root may have said why.
+    if (io == Io::kOk || io == Io::kClosed)
+      io = read_frame(bs->fd, io == Io::kOk ? deadline + kVerdictGrace : Clock::now() + kVerdictGrace, &type, &len,
+                      &payload, &err);
+    if (io == Io::kOk && type == bsnet::kProof) {
+      uint8_t want[32];
+      bsnet::proof_mac(root.secret, ch.nonce, h, want);
+      if (payload.size() != sizeof(want) || !equal_ct(payload.data(), want, sizeof(want))) {
+        r = bs->fail(HCCL_E_TCP_CONNECT, "rank " + std::to_string(rank) + ": the root at " + bs->where +
+                                             " could not prove it holds the job secret (another process "
+                                             "listening at its address?)");
+        delete bs;
+        return r;
+      }
+      proven = true;
+      io = read_frame(bs->fd, deadline + kVerdictGrace, &type, &len, &payload, &err);
+    }
+  }
+  if (io == Io::kOk && proven && type == bsnet::kReady && payload.size() == 4) {
     uint32_t n_be;
     std::memcpy(&n_be, payload.data(), 4);
     if (ntohl(n_be) == nranks) {

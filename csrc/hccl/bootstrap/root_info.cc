@@ -17,6 +17,7 @@
 #include "hccl/bootstrap/bootstrap.h"
 #include "hccl/bootstrap/server.h"
 #include "hccl/bootstrap/wire.h"
+#include "common/random.h"
 #include "hccl/net/netif.h"
 #include "hccl/net/socket.h"
 #include "runtime/hostrt.h"
@@ -29,20 +30,6 @@ constexpr char kMagic[8] = {'P', 'Y', 'H', 'C', 'C', 'L', '1', '\0'};
 constexpr uint32_t kVersion = 1;
 
 static_assert(sizeof(RootInfoView) <= HCCL_ROOT_INFO_BYTES, "root info view must fit the blob");
-
-bool fill_random(void *buf, size_t len) {
-  auto *p = static_cast<uint8_t *>(buf);
-  while (len > 0) {
-    ssize_t n = ::getrandom(p, len, 0);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    p += n;
-    len -= static_cast<size_t>(n);
-  }
-  return true;
-}
 
 }  // namespace
 

@@ -1,7 +1,7 @@
 // The rendezvous server: one detached thread per root info, one poll() loop
 // over the listen socket and every rank's connection (all non-blocking, so a
-// slow or hostile peer never stalls the others). It admits ranks that present
-// the job secret, answers allgather rounds once all have joined, and turns any
+// slow or hostile peer never stalls the others). It admits ranks that answer
+// its challenge with an HMAC keyed by the job secret (wire.h), answers allgather rounds once all have joined, and turns any
 // departure or inconsistency into an error sent to every rank still there.
 #include <arpa/inet.h>
 #include <errno.h>
@@ -21,6 +21,7 @@
 #include <set>
 #include <thread>
 
+#include "common/random.h"
 #include "hccl/bootstrap/server_impl.h"
 #include "hccl/net/addr.h"
 #include "runtime/hostrt.h"
@@ -161,7 +162,17 @@ void Server::accept_all() {
     c.fd = fd;
     c.peer = sa.str();
     c.deadline = Clock::now() + kHelloDeadline;
+    ChallengePayload ch;
+    std::memcpy(ch.magic, kHelloMagic, sizeof(ch.magic));
+    if (!fill_random(ch.nonce, sizeof(ch.nonce))) {
+      PYHCCL_NOTICE("HCCL", "bootstrap (root %s): getrandom() failed: %s; dropped a connection from %s",
+                    cfg_.where.c_str(), errno_text(errno).c_str(), c.peer.c_str());
+      close_fd(fd);
+      continue;
+    }
+    std::memcpy(c.challenge, ch.nonce, sizeof(c.challenge));
     conns_.push_back(std::move(c));
+    send_to(conns_.back(), make_frame(kChallenge, &ch, sizeof(ch)));
   }
 }
 
@@ -170,7 +181,7 @@ void Server::on_readable(Conn &c) {
   int err = 0;
   for (;;) {
     // Before the hello only a hello's worth is read: unauthenticated peers
-    // get no buffer space.
+    // get no buffer space (and only a 40-byte challenge is sent to them).
     constexpr size_t kHelloFrame = kHeaderBytes + sizeof(HelloPayload);
     size_t old = c.in.size();
     if (c.state == Conn::kPending && old >= kHelloFrame) break;

@@ -21,7 +21,7 @@ namespace srv {
 using Buffer = std::shared_ptr<const std::vector<uint8_t>>;
 constexpr auto kLinger = std::chrono::seconds(2);  // to flush errors before closing
 constexpr int kMaxLoggedRefusals = 8;
-// Connections that have not said hello yet: at most this many (well below a
+// Connections that have not said an authentic hello yet: at most this many (well below a
 // process's usual fd limit), each for at most kHelloDeadline; when full, the
 // oldest is dropped for the newcomer, so idle connections cannot keep real
 // ranks out.
@@ -33,6 +33,7 @@ struct Conn {
   int fd = -1;
   State state = kPending;
   uint32_t rank = 0;
+  uint8_t challenge[kNonceBytes] = {};  // sent on accept; the hello must answer this one
   std::string peer;
   std::vector<uint8_t> in;  // bytes received, not parsed yet
   std::deque<Buffer> out;   // frames to send, shared between connections

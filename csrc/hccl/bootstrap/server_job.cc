@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/hmac.h"
 #include "hccl/bootstrap/server_impl.h"
 
 namespace hccl {
@@ -17,12 +18,17 @@ void Server::on_hello(Conn &c, const HelloPayload &h) {
     refuse(c, "not a pyhccl bootstrap peer (bad magic)", false);
     return;
   }
-  uint8_t diff = 0;  // constant-time compare: do not leak how much matched
-  for (size_t i = 0; i < sizeof(h.secret); ++i) diff |= h.secret[i] ^ cfg_.secret[i];
-  if (diff != 0) {
-    refuse(c, "peer presented a wrong job secret (refused)", true);
+  uint8_t mac[32];
+  hello_mac(cfg_.secret, c.challenge, h, mac);
+  if (!equal_ct(mac, h.mac, sizeof(mac))) {
+    // The secret itself never comes: a peer without it, or one replaying a
+    // hello captured on another connection (whose challenge differed).
+    refuse(c, "peer presented a wrong job secret or replayed another connection's hello (refused)", true);
     return;
   }
+  // The root proves it holds the secret too, before any verdict.
+  proof_mac(cfg_.secret, c.challenge, h, mac);
+  send_to(c, make_frame(kProof, mac, sizeof(mac)));
   uint32_t nranks = ntohl(h.nranks), rank = ntohl(h.rank);
   c.rank = rank;
   if (failed_) {

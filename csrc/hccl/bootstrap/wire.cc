@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "common/cancel.h"
+#include "common/hmac.h"
 #include "hccl/bootstrap/bootstrap.h"
 #include "common/log.h"
 
@@ -41,6 +42,27 @@ bool decode_header(const uint8_t in[kHeaderBytes], uint32_t *type, uint64_t *len
   *type = be32toh(type_be);
   *len = be64toh(len_be);
   return be32toh(tag_be) == kFrameTag;
+}
+
+// Both MACs bind the two nonces (in a different order), the label and the
+// join request, so neither can stand in for the other or for another rank's.
+static void join_mac(const char *label, size_t label_bytes, const uint8_t secret[32], const uint8_t *first,
+                     const uint8_t *second, const HelloPayload &h, uint8_t mac[32]) {
+  HmacSha256 m(secret, 32);
+  m.update(label, label_bytes).update(first, kNonceBytes).update(second, kNonceBytes);
+  m.u32(ntohl(h.nranks)).u32(ntohl(h.rank)).finish(mac);
+}
+
+void hello_mac(const uint8_t secret[32], const uint8_t challenge[kNonceBytes], const HelloPayload &h,
+               uint8_t mac[32]) {
+  static const char label[] = "pyhccl bootstrap hello";
+  join_mac(label, sizeof(label), secret, challenge, h.nonce, h, mac);
+}
+
+void proof_mac(const uint8_t secret[32], const uint8_t challenge[kNonceBytes], const HelloPayload &h,
+               uint8_t mac[32]) {
+  static const char label[] = "pyhccl bootstrap proof";
+  join_mac(label, sizeof(label), secret, h.nonce, challenge, h, mac);
 }
 
 // Waits until fd is ready for `events` or the deadline passes.

@@ -2,8 +2,13 @@
 // server, and the small socket helpers both sides use. Not used elsewhere.
 //
 // Every message is a frame: a 16-byte header {tag, type, payload length} in
-// network byte order, then the payload. The first frame on a connection is a
-// HELLO carrying the job secret; nothing else is accepted before it.
+// network byte order, then the payload. The job secret never crosses the
+// network: the server opens every connection with a CHALLENGE (a fresh random
+// nonce); the rank answers with a HELLO holding its own nonce and an
+// HMAC-SHA256 keyed by the secret over both nonces, nRanks and its rank; the
+// server checks it (nothing else is accepted before it) and answers with a
+// PROOF, its own HMAC over the same, before anything else. A captured hello
+// replayed on another connection fails: that connection's challenge differs.
 #pragma once
 
 #include <chrono>
@@ -21,7 +26,8 @@ using net::Clock;
 
 constexpr uint32_t kFrameTag = 0x50484231;  // "PHB1"
 constexpr size_t kHeaderBytes = 16;
-constexpr char kHelloMagic[8] = {'P', 'Y', 'H', 'C', 'B', 'S', '0', '1'};
+constexpr char kHelloMagic[8] = {'P', 'Y', 'H', 'C', 'B', 'S', '0', '2'};
+constexpr size_t kNonceBytes = 16;
 constexpr uint32_t kMaxRanks = 1u << 16;
 // Bootstrap rounds carry small set-up records; this bounds the server's memory.
 constexpr uint64_t kMaxContribution = 64ull << 20;
@@ -37,15 +43,33 @@ enum FrameType : uint32_t {
   kError = 5,    // server -> rank: u32 HcclResult + message text; the job failed
   kBye = 6,      // rank -> server: bootstrap_close, no payload
   kFail = 7,     // rank -> server: u32 HcclResult + message; fail the job for everyone with it
+  kChallenge = 8,  // server -> rank, first on every connection: ChallengePayload
+  kProof = 9,      // server -> rank, right after an authentic hello: proof_mac (32 bytes)
 };
+
+struct ChallengePayload {
+  char magic[8];  // kHelloMagic
+  uint8_t nonce[kNonceBytes];
+};
+static_assert(sizeof(ChallengePayload) == 24, "challenge layout");
 
 struct HelloPayload {
   char magic[8];
-  uint8_t secret[32];
-  uint32_t nranks;  // network byte order on the wire
+  uint8_t nonce[kNonceBytes];  // the rank's own, for the server's proof
+  uint32_t nranks;             // network byte order on the wire
   uint32_t rank;
+  uint8_t mac[32];  // hello_mac
 };
-static_assert(sizeof(HelloPayload) == 48, "hello layout");
+static_assert(sizeof(HelloPayload) == 64, "hello layout");
+
+// HMAC-SHA256(secret, "pyhccl bootstrap hello\0" || challenge || h.nonce ||
+// nranks || rank): the rank's answer to the server's challenge.
+void hello_mac(const uint8_t secret[32], const uint8_t challenge[kNonceBytes], const HelloPayload &h,
+               uint8_t mac[32]);
+// HMAC-SHA256(secret, "pyhccl bootstrap proof\0" || h.nonce || challenge ||
+// nranks || rank): the server's, so that a rank is not fooled by an impostor.
+void proof_mac(const uint8_t secret[32], const uint8_t challenge[kNonceBytes], const HelloPayload &h,
+               uint8_t mac[32]);
 
 void encode_header(uint8_t out[kHeaderBytes], uint32_t type, uint64_t len);
 // False if the tag is wrong.

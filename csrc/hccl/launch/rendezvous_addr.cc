@@ -11,7 +11,7 @@
 #include "common/env.h"
 #include "hccl/launch/rendezvous.h"
 #include "hccl/net/addr.h"
-#include "hccl/ranktable/sha256.h"
+#include "common/sha256.h"
 #include "runtime/hostrt.h"
 
 namespace hccl {

@@ -22,7 +22,7 @@
 #include "hccl/net/addr.h"
 #include "hccl/net/socket.h"
 #include "hccl/ranktable/rank_table.h"
-#include "hccl/ranktable/sha256.h"
+#include "common/sha256.h"
 #include "runtime/hostrt.h"
 
 namespace hccl {

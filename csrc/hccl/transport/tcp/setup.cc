@@ -12,6 +12,8 @@
 
 #include "common/cancel.h"
 #include "common/env.h"
+#include "common/hmac.h"
+#include "common/random.h"
 #include "hccl/transport/tcp/conn.h"
 #include "hccl/transport/tcp/wire.h"
 #include "common/log.h"
@@ -24,29 +26,38 @@ using net::Clock;
 constexpr auto kHelloDeadline = std::chrono::seconds(1);  // for an accepted socket to say hello
 constexpr size_t kMaxPending = 64;                       // accepted, hello not read yet
 
-bool same_secret(const uint8_t *a, const uint8_t *b) {
-  uint8_t diff = 0;  // constant time: no early exit on the first differing byte
-  for (int i = 0; i < 32; ++i) diff |= static_cast<uint8_t>(a[i] ^ b[i]);
-  return diff == 0;
+// The Hello's mac (wire.h): first = challenge, second = the dialer's nonce;
+// the Ack's swaps them and has its own label, so neither stands in for the other.
+void pair_mac(const uint8_t key[32], const char *label, const uint8_t *first, const uint8_t *second,
+              const Hello &h, uint8_t mac[32]) {
+  HmacSha256 m(key, 32);
+  m.update(label, std::strlen(label) + 1).update(first, kNonceBytes).update(second, kNonceBytes);
+  m.update(h.comm, sizeof(h.comm)).u32(h.from).u32(h.to).u32(h.index).u32(h.nsock).finish(mac);
 }
+constexpr char kHelloLabel[] = "pyhccl tcp hello";
+constexpr char kAckLabel[] = "pyhccl tcp ack";
 
 // A socket this rank dials: lower rank -> higher rank, one per (peer, index).
 struct Dial {
   int peer = 0;
   uint32_t index = 0;
   int fd = -1;
-  enum State { kIdle, kConnecting, kAwaitAck, kDone } state = kIdle;
+  enum State { kIdle, kConnecting, kAwaitChallenge, kAwaitAck, kDone } state = kIdle;
   Clock::time_point retry_at;
   std::chrono::milliseconds backoff{10};
+  Challenge challenge{};
+  size_t challenge_got = 0;
+  Hello hello{};  // as sent, to check the Ack's mac
   Ack ack{};
   size_t ack_got = 0;
   int last_err = 0;
 };
 
-// An accepted socket that has not said hello yet.
+// An accepted socket that has not said an authentic hello yet.
 struct Pending {
   int fd;
   std::string from;  // address, for log lines
+  uint8_t challenge[kNonceBytes];
   Hello hello{};
   size_t got = 0;
   Clock::time_point deadline;
@@ -55,6 +66,9 @@ struct Pending {
 class Connector {
  public:
   Connector(const Setup &s, int listen_fd) : s_(s), listen_fd_(listen_fd) {
+    std::memcpy(key_, s.secret, sizeof(key_));
+    // PYHCCL_FAULT=bad_data_secret: this rank proves (and expects) a wrong secret.
+    if (std::strcmp(common::env_str("PYHCCL_FAULT", ""), "bad_data_secret") == 0) key_[0] ^= 0x5a;
     in_.assign(static_cast<size_t>(s.nranks) * (s.nsock + 1), -1);
     for (int p = s.rank + 1; p < s.nranks; ++p)
       if (s.remote[p])
@@ -82,6 +96,8 @@ class Connector {
   }
   void start(Dial &d);
   HcclResult on_dial_event(Dial &d, short revents, std::string *why);
+  HcclResult send_hello(Dial &d, std::string *why);
+  void retry_later(Dial &d, int err);
   void accept_all();
   void on_pending(Pending &p);
   void refuse(Pending &p, AckStatus status, const char *reason);
@@ -93,6 +109,7 @@ class Connector {
   std::string missing() const;
 
   const Setup &s_;
+  uint8_t key_[32];  // the job secret, the HMAC key
   int listen_fd_;
   std::vector<Dial> dials_;
   std::list<Pending> pending_;
@@ -110,57 +127,75 @@ void Connector::start(Dial &d) {
     return;
   }
   d.state = Dial::kConnecting;
+  d.challenge_got = 0;
   d.ack_got = 0;
 }
 
+// The socket closed or failed before the handshake ended (e.g. too many
+// pending connections there): dial again after a backoff.
+void Connector::retry_later(Dial &d, int err) {
+  d.last_err = err;
+  net::close_fd(d.fd);
+  d.fd = -1;
+  d.state = Dial::kIdle;
+  d.retry_at = Clock::now() + d.backoff;
+  d.backoff = std::min(d.backoff * 2, std::chrono::milliseconds(500));
+}
+
+// Answers the acceptor's challenge (d.challenge) with this rank's Hello.
+HcclResult Connector::send_hello(Dial &d, std::string *why) {
+  if (std::memcmp(d.challenge.magic, kHelloMagic, sizeof(d.challenge.magic)) != 0) {
+    *why = where(d.peer) + " is not a pyhccl TCP listener of this version (wrong challenge)";
+    return HCCL_E_TCP_CONNECT;
+  }
+  Hello &h = d.hello;
+  h = Hello{};
+  std::memcpy(h.magic, kHelloMagic, sizeof(h.magic));
+  if (!fill_random(h.nonce, sizeof(h.nonce))) {
+    *why = "getrandom() failed: " + net::errno_text(errno);
+    return HCCL_E_TCP_CONNECT;
+  }
+  std::memcpy(h.comm, s_.nonce, sizeof(h.comm));
+  h.from = static_cast<uint32_t>(s_.rank);
+  h.to = static_cast<uint32_t>(d.peer);
+  h.index = d.index;
+  h.nsock = static_cast<uint32_t>(s_.nsock);
+  pair_mac(key_, kHelloLabel, d.challenge.nonce, h.nonce, h, h.mac);
+  // 88 bytes on a fresh socket: the send buffer takes them whole.
+  if (send(d.fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(h))) {
+    retry_later(d, errno);
+    return HCCL_SUCCESS;
+  }
+  d.state = Dial::kAwaitAck;
+  return HCCL_SUCCESS;
+}
+
 HcclResult Connector::on_dial_event(Dial &d, short revents, std::string *why) {
+  (void)revents;
   if (d.state == Dial::kConnecting) {
     int e = net::connect_result(d.fd);
     if (e != 0) {
-      d.last_err = e;
-      net::close_fd(d.fd);
-      d.fd = -1;
-      d.state = Dial::kIdle;
-      d.retry_at = Clock::now() + d.backoff;
-      d.backoff = std::min(d.backoff * 2, std::chrono::milliseconds(500));
+      retry_later(d, e);
       return HCCL_SUCCESS;
     }
     net::set_nodelay(d.fd);
     net::set_buffers(d.fd, s_.buffer_bytes);
-    Hello h{};
-    std::memcpy(h.magic, kHelloMagic, sizeof(h.magic));
-    std::memcpy(h.secret, s_.secret, sizeof(h.secret));
-    if (std::strcmp(common::env_str("PYHCCL_FAULT", ""), "bad_data_secret") == 0) h.secret[0] ^= 0x5a;
-    std::memcpy(h.nonce, s_.nonce, sizeof(h.nonce));
-    h.from = static_cast<uint32_t>(s_.rank);
-    h.to = static_cast<uint32_t>(d.peer);
-    h.index = d.index;
-    h.nsock = static_cast<uint32_t>(s_.nsock);
-    // 72 bytes on a fresh socket: the send buffer takes them whole.
-    if (send(d.fd, &h, sizeof(h), MSG_DONTWAIT | MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(h))) {
-      d.last_err = errno;
-      net::close_fd(d.fd);
-      d.fd = -1;
-      d.state = Dial::kIdle;
-      d.retry_at = Clock::now() + d.backoff;
-      return HCCL_SUCCESS;
-    }
-    d.state = Dial::kAwaitAck;
+    d.state = Dial::kAwaitChallenge;
     return HCCL_SUCCESS;
   }
-  // kAwaitAck
-  ssize_t r = recv(d.fd, reinterpret_cast<char *>(&d.ack) + d.ack_got, sizeof(d.ack) - d.ack_got,
-                   MSG_DONTWAIT);
+  const bool challenge = d.state == Dial::kAwaitChallenge;
+  char *buf = challenge ? reinterpret_cast<char *>(&d.challenge) + d.challenge_got
+                        : reinterpret_cast<char *>(&d.ack) + d.ack_got;
+  size_t want = challenge ? sizeof(d.challenge) - d.challenge_got : sizeof(d.ack) - d.ack_got;
+  ssize_t r = recv(d.fd, buf, want, MSG_DONTWAIT);
   if (r < 0 && (errno == EAGAIN || errno == EINTR)) return HCCL_SUCCESS;
   if (r <= 0) {
-    // Closed before answering (e.g. too many pending connections there): retry.
-    d.last_err = r == 0 ? ECONNRESET : errno;
-    net::close_fd(d.fd);
-    d.fd = -1;
-    d.state = Dial::kIdle;
-    d.retry_at = Clock::now() + d.backoff;
-    (void)revents;
+    retry_later(d, r == 0 ? ECONNRESET : errno);
     return HCCL_SUCCESS;
+  }
+  if (challenge) {
+    d.challenge_got += static_cast<size_t>(r);
+    return d.challenge_got < sizeof(d.challenge) ? HCCL_SUCCESS : send_hello(d, why);
   }
   d.ack_got += static_cast<size_t>(r);
   if (d.ack_got < sizeof(d.ack)) return HCCL_SUCCESS;
@@ -168,6 +203,12 @@ HcclResult Connector::on_dial_event(Dial &d, short revents, std::string *why) {
     *why = where(d.peer) + " refused this rank's data connection: " +
            (d.ack.status == kAckBadSecret ? "the job secret did not match"
                                           : "it was not expected there (another communicator?)");
+    return HCCL_E_TCP_CONNECT;
+  }
+  uint8_t mac[32];
+  pair_mac(key_, kAckLabel, d.hello.nonce, d.challenge.nonce, d.hello, mac);
+  if (!equal_ct(mac, d.ack.mac, sizeof(mac))) {
+    *why = where(d.peer) + " could not prove it holds the job secret (another process listening at its address?)";
     return HCCL_E_TCP_CONNECT;
   }
   d.state = Dial::kDone;
@@ -187,7 +228,16 @@ void Connector::accept_all() {
       net::close_fd(fd);
       continue;
     }
-    pending_.push_back(Pending{fd, from.str(), Hello{}, 0, Clock::now() + kHelloDeadline});
+    Challenge c{};
+    std::memcpy(c.magic, kHelloMagic, sizeof(c.magic));
+    // 24 bytes on a fresh socket: the send buffer takes them whole.
+    if (!fill_random(c.nonce, sizeof(c.nonce)) ||
+        send(fd, &c, sizeof(c), MSG_DONTWAIT | MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(c))) {
+      net::close_fd(fd);  // the dialer retries
+      continue;
+    }
+    pending_.push_back(Pending{fd, from.str(), {}, Hello{}, 0, Clock::now() + kHelloDeadline});
+    std::memcpy(pending_.back().challenge, c.nonce, sizeof(c.nonce));
   }
 }
 
@@ -216,12 +266,11 @@ void Connector::on_pending(Pending &p) {
   p.got += static_cast<size_t>(r);
   if (p.got < sizeof(p.hello)) return;
   const Hello &h = p.hello;
-  uint8_t expect[32];
-  std::memcpy(expect, s_.secret, sizeof(expect));
-  if (std::strcmp(common::env_str("PYHCCL_FAULT", ""), "bad_data_secret") == 0) expect[0] ^= 0x5a;
-  if (std::memcmp(h.magic, kHelloMagic, sizeof(h.magic)) != 0 || !same_secret(h.secret, expect))
-    return refuse(p, kAckBadSecret, "wrong job secret");
-  const bool ok = std::memcmp(h.nonce, s_.nonce, sizeof(h.nonce)) == 0 &&
+  uint8_t mac[32];
+  pair_mac(key_, kHelloLabel, p.challenge, h.nonce, h, mac);
+  if (std::memcmp(h.magic, kHelloMagic, sizeof(h.magic)) != 0 || !equal_ct(mac, h.mac, sizeof(mac)))
+    return refuse(p, kAckBadSecret, "wrong job secret (or a hello replayed from another connection)");
+  const bool ok = std::memcmp(h.comm, s_.nonce, sizeof(h.comm)) == 0 &&
                   h.to == static_cast<uint32_t>(s_.rank) && h.from < static_cast<uint32_t>(s_.rank) &&
                   s_.remote[h.from] && h.nsock == static_cast<uint32_t>(s_.nsock) &&
                   h.index <= static_cast<uint32_t>(s_.nsock) &&
@@ -231,6 +280,7 @@ void Connector::on_pending(Pending &p) {
   std::memcpy(a.magic, kHelloMagic, sizeof(a.magic));
   a.status = kAckOk;
   a.rank = static_cast<uint32_t>(s_.rank);
+  pair_mac(key_, kAckLabel, h.nonce, p.challenge, h, a.mac);
   if (send(p.fd, &a, sizeof(a), MSG_DONTWAIT | MSG_NOSIGNAL) != static_cast<ssize_t>(sizeof(a))) {
     net::close_fd(p.fd);
     p.fd = -1;
@@ -286,7 +336,7 @@ HcclResult Connector::run(std::vector<std::unique_ptr<Connection>> *conns, std::
         if (now >= d.retry_at) start(d);
         else wake = std::min(wake, d.retry_at);
       }
-      if (d.state == Dial::kConnecting || d.state == Dial::kAwaitAck) {
+      if (d.state == Dial::kConnecting || d.state == Dial::kAwaitChallenge || d.state == Dial::kAwaitAck) {
         fds.push_back({d.fd, static_cast<short>(d.state == Dial::kConnecting ? POLLOUT : POLLIN), 0});
         dial_of.push_back(&d);
         pend_of.push_back(nullptr);

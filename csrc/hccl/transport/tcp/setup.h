@@ -2,9 +2,12 @@
 // on other hosts listens on its chosen interface (net/netif.h) and publishes
 // the address through the bootstrap; then, for every pair on different hosts,
 // the lower rank dials the higher one nsock + 1 times (a control socket and
-// the data sockets) and presents the job secret, the communicator's nonce and
-// the pair; the higher rank checks them and answers. A connection without the
-// secret is refused and logged. Everything is bounded by the set-up deadline
+// the data sockets); on each, the higher rank sends a random challenge, the
+// lower one answers with an HMAC of it keyed by the job secret, naming the
+// communicator's nonce and the pair, and the higher rank checks it and proves
+// the secret back (wire.h). The secret never crosses the network; a
+// connection that cannot prove it, or replays another's hello, is refused and
+// logged. Everything is bounded by the set-up deadline
 // (HCCL_CONNECT_TIMEOUT); unauthenticated connections get one second to say
 // hello and at most 64 wait at a time.
 #pragma once

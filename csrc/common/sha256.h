@@ -1,4 +1,5 @@
-// SHA-256 (FIPS 180-4), for deriving a job's secret from its rank table.
+// SHA-256 (FIPS 180-4): a job's secret derived from its rank table, and the
+// HMAC (common/hmac.h) that proves a peer holds the job secret.
 #pragma once
 
 #include <cstddef>

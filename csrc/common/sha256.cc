@@ -1,4 +1,4 @@
-#include "hccl/ranktable/sha256.h"
+#include "common/sha256.h"
 
 #include <cstring>
 
