@@ -135,6 +135,12 @@ def ops_and_dtypes() -> None:
         assert_type(pyhccl.as_datatype(dt), pyhccl.DataType)
     assert_type(pyhccl.empty((2, 3), np.float32), DA)
     assert_type(pyhccl.zeros(3, dtype="fp16").view(pyhccl.UINT16), DA)
+    x = pyhccl.full((2, 3), 1.5, "float32")
+    assert_type(x.fill(np.float32(2)).set(np.arange(6).reshape(2, 3)).fill(0), DA)
+    flat = x.reshape(3, 2).reshape((6,))
+    assert_type(flat.copy_from(array.array("f", [0.5] * 6)).copy_from(pyhccl.ones(6, "f4")), DA)
+    assert_type(pyhccl.float_to_bfloat16([1.0, 2.5]), npt.NDArray[np.uint16])
+    assert_type(pyhccl.bfloat16_to_float(np.zeros(2, np.uint16)), npt.NDArray[np.float32])
 
 
 def records(comm: pyhccl.Comm) -> None:

@@ -41,4 +41,5 @@ def misuse() -> None:
     host2: np.ndarray = comm.all_reduce(buf)  # E: arg-type
     state: int = comm.flight_record()[0]["state"]  # E: assignment
     comm.flight_record()[0]["status"]  # E: typeddict-item
+    buf.fill([1, 2])  # E: arg-type
     print(size, err, op, host, count, host2, state)
