@@ -1,6 +1,7 @@
 """Static checks, run once per `make test` (marked `once`): the stub of the extension
-matches it (mypy's stubtest), mypy --strict passes on the package and on every example and
-flags each mistake of a misuse script, and the Sphinx docs build without a warning."""
+matches it (mypy's stubtest), mypy --strict passes on the package, on every example and on
+the correct calls of tests/mypy_cases, and flags each mistake of its misuse script, and the
+Sphinx docs build without a warning."""
 
 import os
 import re
@@ -76,6 +77,16 @@ def test_mypy_reports_every_misuse():
                 for m in re.finditer(r"misuse\.py:(\d+): error: .*\[([\w-]+)\]", out)}
     assert rc == 1
     assert reported == expected, out
+
+
+def test_good_cases_pass_mypy_strict():
+    """Correct calls (every collective with each kind of buffer, op and dtype) type-check, and
+    their assert_type()s hold: a collective returns the type of the buffer it was given."""
+    folder = os.path.join("tests", "mypy_cases")
+    programs = [p for p in strict_programs(folder) if os.path.basename(p) != "misuse.py"]
+    assert programs
+    rc, out = mypy(*programs)
+    assert rc == 0, out
 
 
 def test_docs_build_without_warnings(tmp_path):

@@ -27,4 +27,19 @@ def misuse() -> None:
     op: int = to_op(MPI.SUM)
     host: np.ndarray = buf.get()
     count: int = buf.shape  # E: assignment
-    print(size, err, op, host, count)
+    # buffers, ops and dtypes (issue 18 item 7: these were Any, so mypy let all of them through)
+    comm.all_reduce(buf, "sum", stream)  # E: arg-type
+    comm.all_reduce(buf, op=stream)  # E: arg-type
+    comm.reduce_scatter(buf, buf, "avg")  # E: arg-type
+    comm.reduce(buf, op=MPI.COMM_WORLD)  # E: arg-type
+    comm.all_reduce("abc")  # E: type-var
+    comm.broadcast(["x", "y"])  # E: type-var
+    comm.send(7, 1)  # E: type-var
+    comm.all_gather(buf, None)  # E: type-var
+    comm.all_gather_v(buf, buf, [1.5, 2.0])  # E: list-item
+    comm.all_reduce(buf, dtype=[4])  # E: arg-type
+    host2: np.ndarray = comm.all_reduce(buf)  # E: arg-type
+    state: int = comm.flight_record()[0]["state"]  # E: assignment
+    comm.flight_record()[0]["status"]  # E: typeddict-item
+    buf.fill([1, 2])  # E: arg-type
+    print(size, err, op, host, count, host2, state)
