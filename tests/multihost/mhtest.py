@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import simhosts
+import simnet
 
 # Switch: True since pyhccl connects ranks on different hosts (issue 5's TCP transport).
 # Without that transport a communicator across hosts fails at set-up (HCCL_E_NOT_SUPPORT,
@@ -48,6 +49,11 @@ def require_simhosts():
     reason = simhosts.unavailable_reason()
     if reason:
         pytest.skip(reason)
+
+
+def leftovers(prefix):
+    """{"netns", "links", ...}: what of a cluster named `prefix` still exists."""
+    return {k: [n for n in v if n.startswith(prefix)] for k, v in simnet.kernel_objects().items()}
 
 
 def bounded_env(**extra):

@@ -9,7 +9,6 @@ import pytest
 
 import mhtest
 import simhosts
-import simnet
 from mhtest import HERE, PYTHON
 
 pytestmark = [mhtest.once]
@@ -36,8 +35,7 @@ def cluster():
         yield c
 
 
-def ours(prefix):
-    return {k: [n for n in v if n.startswith(prefix)] for k, v in simnet.kernel_objects().items()}
+ours = mhtest.leftovers
 
 
 def transfer(cluster, src, server_host, nbytes, timeout=10.0):
