@@ -19,7 +19,7 @@ MPIEXEC := $(VENV)/bin/mpiexec
 RANKS   ?= 1 2 4
 PYTEST_ARGS ?=
 
-.PHONY: seed-demo toolkit torch-venv test-torch test-torch-examples all build demo test test-examples test-multihost test-c test-cann test-openmpi wheel test-wheel bench clean
+.PHONY: seed-demo toolkit torch-venv test-torch test-torch-examples all build demo test test-examples test-multihost test-multihost-scale test-c test-cann test-openmpi wheel test-wheel bench clean
 all: build
 
 # The build and demo need requirements.txt only; the tests, docs and examples'
@@ -213,6 +213,10 @@ test-torch-examples: torch-venv
 # them too, in its 1-rank pass.
 test-multihost: build $(VENV)/.dev-installed
 	timeout 900 $(PY) -m pytest -q $(PYTEST_ARGS) tests/multihost
+
+# The launches without MPI at 16 and 32 simulated hosts (slow; skipped by the targets above).
+test-multihost-scale: build $(VENV)/.dev-installed
+	PYHCCL_TEST_SCALE=1 timeout 1800 $(PY) -m pytest -q $(PYTEST_ARGS) tests/multihost/test_scale.py
 
 clean:
 	rm -rf build wheelhouse pyhccl/lib pyhccl/include pyhccl/bin pyhccl/_core.c pyhccl/_core.cpp \
