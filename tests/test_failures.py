@@ -14,6 +14,7 @@ from mpi4py import MPI
 
 import pyhccl
 from conftest import RANK, SIZE, WORLD, assert_all, scaled
+from rank_procs import JOIN
 from pyhccl.mpi import comm_from_mpi
 
 pytestmark = pytest.mark.skipif(not pyhccl.HOST_RUNTIME, reason="pyhccl's extensions need the host runtime")
@@ -166,23 +167,8 @@ def test_abort_and_carry_on(stream):
     again.destroy()
 
 
-# The programs below start without MPI: rank 0 writes the root info to a file, the other
-# rank reads it (root_info(path, rank)).
-JOIN = textwrap.dedent("""
-    import os, sys, time
-    import numpy as np
-    import pyhccl
-
-    def root_info(path, rank):
-        if rank == 0:
-            info = pyhccl.RootInfo.create()
-            open(path + ".tmp", "wb").write(bytes(info))
-            os.rename(path + ".tmp", path)
-            return info
-        while not os.path.exists(path):
-            time.sleep(0.01)
-        return pyhccl.RootInfo.from_bytes(open(path, "rb").read())
-""")
+# The programs below start without MPI (rank_procs.JOIN: rank 0 hands the root info over
+# in a file, root_info(path, rank)).
 
 
 # Two processes without MPI: rank 0 waits (set-up, or a collective rank 1 does not join)
