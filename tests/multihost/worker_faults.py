@@ -78,6 +78,8 @@ def describe(exc, comm):
         late = None
     if late is not None and str(late) not in text:
         text += f" / {late}"
+    if getattr(exc, "rank", None) is not None:   # the rank at fault, as pyhccl names it
+        text += f" culprit={exc.rank}"
     return text.replace("\n", " | ")
 
 

@@ -54,6 +54,11 @@ void Engine::set_spin(int local_ranks) {
   order_check_ = common::env_int("PYHCCL_ORDER_CHECK", 1, 0, 1) != 0;
 }
 
+int64_t Engine::blame_grace_ns(int peer) const {
+  if (!hub || peer == rank_ || hub->local_index(peer) < 0) return 0;
+  return std::min<int64_t>(2000000000LL, timeout_ns_ / 4);
+}
+
 bool Engine::watchdog_due(int64_t waited_ns, int64_t *next_mark) const {
   if (watchdog_ns_ == 0 || waited_ns < *next_mark) return false;
   *next_mark *= 2;
@@ -357,8 +362,10 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
       rc = err->code;
       break;
     }
-    if (now - last_progress >= timeout_ns_) {
-      const int peer = xfers[first_open]->peer;
+    const int awaited = xfers[first_open]->peer;
+    const int64_t limit = timeout_ns_ + blame_grace_ns(awaited);
+    if (now - last_progress >= limit) {
+      const int peer = awaited;
       err->code = rc = HCCL_E_TIMEOUT;
       err->what = timeout_text(peer);
       if (blocking_send)  // the likely cause, where peers' states cannot be seen (other hosts)
@@ -373,7 +380,7 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
     if (spin_or_yield(now - idle_since)) continue;
     if (!order.wait.active()) order_publish(&order, xfers[first_open]->peer);
     bool notice = false;
-    sleep(bell, std::min(next_probe, last_progress + timeout_ns_), &notice);
+    sleep(bell, std::min(next_probe, last_progress + limit), &notice);
     if (notice && (rc = check_failures(true, err)) != HCCL_SUCCESS) break;
   }
   if (published) hub->publish_send_wait(-1);

@@ -108,6 +108,11 @@ class Engine {
   // One step of a wait idle for idle_ns: spins (spin_ns_), then yields
   // (yield_ns_); false once it is time to sleep.
   bool spin_or_yield(int64_t idle_ns) const;
+  // A wait that timed out on a live local peer waits this much longer: that
+  // peer may itself wait on the one at fault (a host that vanished), and its
+  // own timeout, relayed with the culprit, is the verdict to report; else
+  // this rank would blame its healthy neighbour.
+  int64_t blame_grace_ns(int peer) const;
   // "timed out after ... waiting for rank <peer> (...)".
   std::string timeout_text(int peer) const;
   void board_post(const OpSig &sig, const void *mine, size_t bytes);
