@@ -28,6 +28,9 @@ std::unordered_map<uint64_t, std::shared_ptr<Comm>> &registry() {
 }
 uint64_t g_next_id = 1;
 
+// How long a destroy (or an exit) waits for peers to take what was sent.
+int64_t linger_ms() { return common::env_int("PYHCCL_LINGER_MS", 2000, 0, 3600 * 1000); }
+
 // A process that exits without destroying its communicators (a C program's
 // exit(); Python's finalize destroys them): for at most PYHCCL_LINGER_MS (1 s
 // at most), let peers take what it sent, then tell them it left, so that they
@@ -35,7 +38,7 @@ uint64_t g_next_id = 1;
 // communicators: one with an operation in flight dies with the process.
 // Nothing is freed here (other threads may still run).
 void leave_at_exit() {
-  const int64_t ms = std::min<int64_t>(common::env_int("PYHCCL_LINGER_MS", 2000, 0, 3600 * 1000), 1000);
+  const int64_t ms = std::min<int64_t>(linger_ms(), 1000);
   const int64_t deadline = common::now_ns() + ms * 1000000;
   std::vector<std::shared_ptr<Comm>> live;
   {
@@ -216,7 +219,7 @@ HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api, int64_t tim
     // fails or leaves without them means a send had no matching receive,
     // which this rank must hear of, although the send itself succeeded
     // (unless it has heard of the failure already).
-    int64_t ms = failed ? 0 : common::env_int("PYHCCL_LINGER_MS", 2000, 0, 3600 * 1000);
+    int64_t ms = failed ? 0 : linger_ms();
     if (timeout_ms >= 0) ms = std::min<int64_t>(ms, timeout_ms);
     WaitError e;
     if (comm->engine->linger(common::now_ns() + ms * 1000000, &e) != HCCL_SUCCESS) {

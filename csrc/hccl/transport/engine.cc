@@ -362,10 +362,9 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
       rc = err->code;
       break;
     }
-    const int awaited = xfers[first_open]->peer;
-    const int64_t limit = timeout_ns_ + blame_grace_ns(awaited);
+    const int peer = xfers[first_open]->peer;
+    const int64_t limit = timeout_ns_ + blame_grace_ns(peer);
     if (now - last_progress >= limit) {
-      const int peer = awaited;
       err->code = rc = HCCL_E_TIMEOUT;
       err->what = timeout_text(peer);
       if (blocking_send)  // the likely cause, where peers' states cannot be seen (other hosts)
