@@ -151,10 +151,11 @@ def test_suite_across_hosts(exe, tmp_path, layout, mem):
 
 
 @pytest.mark.timeout(300)
-@pytest.mark.parametrize("layout", ["2x2", "3+1"])
+@pytest.mark.parametrize("layout", ["3+1"])
 def test_suite_leader_across_hosts(exe, tmp_path, layout):
     """Every AllReduce of the suite by the leader algorithm (PYHCCL_ALGO=allreduce:leader):
-    one rank per host reduces, the leaders exchange, on even and uneven hosts."""
+    one rank per host reduces, the leaders exchange, on uneven hosts (test_algo_choice.py
+    checks the results it gives on 2 x 2)."""
     hosts = LAYOUTS[layout]
     results = run_ranks(exe, tmp_path, len(hosts), "suite", "host",
                         env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": str(len(set(hosts))),

@@ -183,7 +183,9 @@ def test_link_down_mid_collective(cluster, tmp_path):
 # HCCL_EXEC_TIMEOUT of the outage test: 90% (21.6 s) leaves a 2.4 s margin, and falls between
 # two retransmissions of TCP's uncapped backoff (about 6.3 s apart there, at 12.6-18.9 s and 25.4 s+)
 OUTAGE_TIMEOUT = 24
-OUTAGES = (0.25, 0.5, 0.9)  # fractions of it that host 1's link is down, in turn
+# Fractions of it that host 1's link is down, in turn: the 90% outage by default (the one
+# the uncapped backoff fails; shorter ones need less), all three with PYHCCL_TEST_OUTAGES=all.
+OUTAGES = (0.25, 0.5, 0.9) if os.environ.get("PYHCCL_TEST_OUTAGES") == "all" else (0.9,)
 OUTAGE_GAP = 3              # seconds up between outages: time to recover, and to prove it
 
 
@@ -197,7 +199,8 @@ def stalls_of(text):
 @pytest.mark.timeout(240, method="signal")
 @cross_host
 def test_short_outages_recover(cluster, tmp_path):
-    """Host 1's link goes down for 25%, 50% and 90% of HCCL_EXEC_TIMEOUT in turn while
+    """Host 1's link goes down for 90% of HCCL_EXEC_TIMEOUT (and 25% and 50% before it with
+    PYHCCL_TEST_OUTAGES=all) while
     AllReduces of known sums run on 2 x 2: every rank ends ok with correct sums. TCP's
     backoff is capped at 1 s (TCP_RTO_MAX_MS), so data moves within about a second of the
     link's return (the margin covers that and the ranks' skew); uncapped, the 90% outage's
