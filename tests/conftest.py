@@ -38,8 +38,12 @@ SIZE = WORLD.Get_size()
 OUTER = ("PMI_", "PMIX_", "OMPI_", "MPI_LOCALRANKID", "HYDRA_", "SLURM_", "MASTER_ADDR",
          "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "TORCHELASTIC_", "HCCL_", "PYHCCL_")
 
-# For tests that start processes of their own: only the first rank of a run does.
-first_rank_only = pytest.mark.skipif(RANK != 0, reason="runs on the first MPI rank only")
+# For tests that start processes of their own: only the first rank of a run does, and
+# `make test`, which runs pytest at 1, 2 and 4 ranks (PYHCCL_TEST_SUMMARY set), only in its
+# 1-rank pass: their jobs do not depend on the size of the run around them.
+OWN_JOBS_HERE = RANK == 0 and (SIZE == 1 or "PYHCCL_TEST_SUMMARY" not in os.environ)
+first_rank_only = pytest.mark.skipif(not OWN_JOBS_HERE, reason="starts processes of its own: "
+                                     "the first rank, in make test's 1-rank pass")
 
 # One device per rank on the node, before anything else touches the runtime.
 DEVICE = local_rank(WORLD) % pyhccl.device_count()

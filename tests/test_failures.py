@@ -13,7 +13,7 @@ import pytest
 from mpi4py import MPI
 
 import pyhccl
-from conftest import RANK, SIZE, WORLD, assert_all, scaled
+from conftest import OWN_JOBS_HERE, RANK, SIZE, WORLD, assert_all, scaled
 from rank_procs import JOIN
 from pyhccl.mpi import comm_from_mpi
 
@@ -202,7 +202,7 @@ PROGRAM = JOIN + textwrap.dedent("""
 @pytest.mark.timeout(60)
 @pytest.mark.parametrize("mode", ["setup", "collective"])
 def test_ctrl_c_interrupts_waits(tmp_path, mode):
-    if RANK != 0:
+    if not OWN_JOBS_HERE:
         pytest.skip("starts its own processes, from the first rank")
     script = tmp_path / "prog.py"
     script.write_text(PROGRAM)
@@ -256,7 +256,7 @@ def test_a_long_wait_warns_then_completes(tmp_path, count, watchdog):
     """A rank that is simply late: the waiting rank warns after PYHCCL_WATCHDOG_S without
     progress, then after twice that, naming the operation and the rank (it waited in
     silence for the whole exec timeout); 0 silences it; the operation still completes."""
-    if RANK != 0:
+    if not OWN_JOBS_HERE:
         pytest.skip("starts its own processes, from the first rank")
     script = tmp_path / "prog.py"
     script.write_text(WATCHDOG)
@@ -302,7 +302,7 @@ def test_communicators_in_opposite_orders_say_so(tmp_path):
     a peer's state cannot be seen (on one host it fails at once: test_comm_order.py): each times
     out (3 s here), and the message names the likely cause instead of only 'no message from it
     yet'."""
-    if RANK != 0:
+    if not OWN_JOBS_HERE:
         pytest.skip("starts its own processes, from the first rank")
     script = tmp_path / "prog.py"
     script.write_text(OPPOSITE_ORDERS)

@@ -5,7 +5,7 @@ it flips a bit of about one received chunk in 64."""
 import pytest
 
 import pyhccl
-from conftest import RANK
+from conftest import OWN_JOBS_HERE
 from rank_procs import run_ranks
 
 pytestmark = pytest.mark.skipif(not pyhccl.HOST_RUNTIME, reason="needs the host runtime")
@@ -33,7 +33,7 @@ PROGRAM = """
 def test_corruption_fails_every_rank_instead_of_wrong_results(tmp_path, crc):
     """With the check every rank fails (HCCL_E_TCP_TRANSFER naming the link) and none saw
     a wrong sum; without it (the control) the same faults give wrong sums."""
-    if RANK != 0:
+    if not OWN_JOBS_HERE:
         pytest.skip("starts its own processes, from the first rank")
     outs = run_ranks(tmp_path, PROGRAM, 2, env=dict(
         PYHCCL_TRANSPORT="tcp", PYHCCL_FAULT="corrupt_tcp", PYHCCL_TCP_CRC=crc,

@@ -6,7 +6,7 @@ tested on simulated hosts (tests/multihost, test_short_outages_recover)."""
 import pytest
 
 import pyhccl
-from conftest import RANK
+from conftest import OWN_JOBS_HERE
 from rank_procs import run_ranks
 
 pytestmark = [pytest.mark.once,  # its own processes: once per make test
@@ -59,7 +59,7 @@ def test_tcp_sockets_are_set_up_for_outages(tmp_path):
     """PYHCCL_TRANSPORT=tcp on one host, hcclExecTimeOut=7 (the environment says 30): the
     control socket and both data sockets of each rank have TCP_USER_TIMEOUT = 12,000 ms and,
     where the kernel has it, TCP_RTO_MAX_MS = 1000."""
-    if RANK != 0:
+    if not OWN_JOBS_HERE:
         pytest.skip("starts its own processes, from the first rank")
     outs = run_ranks(tmp_path, PROGRAM, 2, env=dict(
         PYHCCL_TRANSPORT="tcp", PYHCCL_SOCKETS_PER_PEER="2", HCCL_EXEC_TIMEOUT="30",
