@@ -27,19 +27,8 @@
 #include "hccl/bootstrap/wire.h"
 #include "runtime/hostrt.h"
 
-// Stand-in for libascendcl's error slot, so this test links without it.
-namespace hostrt {
-static thread_local std::string t_error;
-void set_error(const char *fmt, ...) {
-  char buf[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  t_error = buf;
-}
-const char *last_error() { return t_error.c_str(); }
-}  // namespace hostrt
+#include "hostrt_stub.h"
+#include "relay.h"
 
 using hccl::Bootstrap;
 using hccl::RootInfoView;
@@ -290,18 +279,7 @@ static void test_replayed_hello() {
   std::string up, down;  // rank 0 -> root, root -> rank 0
   std::thread relay([&] {
     int a = accept(lfd, nullptr, nullptr), b = tcp_dial(root.host, root.port);
-    pollfd p[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
-    for (bool open = true; open && poll(p, 2, 30000) > 0;)
-      for (int i = 0; i < 2 && open; ++i) {
-        if (p[i].revents == 0) continue;
-        char buf[65536];
-        ssize_t n = recv(p[i].fd, buf, sizeof(buf), 0);
-        open = n > 0 && send(p[1 - i].fd, buf, n, MSG_NOSIGNAL) == n;
-        std::lock_guard<std::mutex> lk(mu);
-        if (n > 0) (i == 0 ? up : down).append(buf, n);
-      }
-    close(a);
-    close(b);
+    pump(a, b, &mu, &up, &down);
   });
   RootInfoView via = root;
   std::snprintf(via.host, sizeof(via.host), "127.0.0.1");

@@ -11,19 +11,9 @@
 #include "common/hmac.h"
 #include "common/sha256.h"
 
+#include "unit_check.h"
+
 namespace {
-
-int g_fail = 0;
-
-#define EXPECT(cond, ...)                                     \
-  do {                                                        \
-    if (!(cond)) {                                            \
-      ++g_fail;                                               \
-      std::fprintf(stderr, "crypto_check.cc:%d: ", __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                      \
-      std::fprintf(stderr, "\n");                             \
-    }                                                         \
-  } while (0)
 
 std::string hex(const uint8_t *d, size_t n) {
   static const char k[] = "0123456789abcdef";

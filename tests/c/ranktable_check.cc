@@ -13,19 +13,9 @@
 
 #include "hccl/ranktable/json.h"
 
+#include "unit_check.h"
+
 namespace {
-
-int g_fail = 0;
-
-#define EXPECT(cond, ...)                                   \
-  do {                                                      \
-    if (!(cond)) {                                          \
-      ++g_fail;                                             \
-      std::fprintf(stderr, "ranktable_check.cc:%d: ", __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                    \
-      std::fprintf(stderr, "\n");                           \
-    }                                                       \
-  } while (0)
 
 void check_json() {
   using hccl::json::Value;
@@ -87,7 +77,7 @@ void check_json() {
 int main() {
   check_json();
   if (g_fail != 0) {
-    std::fprintf(stderr, "%d checks failed\n", g_fail);
+    std::fprintf(stderr, "%d checks failed\n", g_fail.load());
     return 1;
   }
   std::printf("ranktable ok\n");

@@ -31,19 +31,9 @@
 #include "hccl/transport/tcp/wire.h"
 #include "runtime/hostrt.h"
 
-// Stand-in for libascendcl's error slot, so this test links without it.
-namespace hostrt {
-static thread_local std::string t_error;
-void set_error(const char *fmt, ...) {
-  char buf[2048];
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(buf, sizeof(buf), fmt, ap);
-  va_end(ap);
-  t_error = buf;
-}
-const char *last_error() { return t_error.c_str(); }
-}  // namespace hostrt
+#include "hostrt_stub.h"
+#include "relay.h"
+#include "unit_check.h"
 
 // No data moves here: a stand-in for csrc/hccl/reduce (which would triple the
 // compile time) that the connections never call.
@@ -53,17 +43,6 @@ namespace {
 
 using namespace hccl;
 using Clock = std::chrono::steady_clock;
-std::atomic<int> g_fail{0};
-
-#define EXPECT(cond, ...)                                       \
-  do {                                                          \
-    if (!(cond)) {                                              \
-      ++g_fail;                                                 \
-      std::fprintf(stderr, "tcp_setup_check.cc:%d: ", __LINE__); \
-      std::fprintf(stderr, __VA_ARGS__);                        \
-      std::fprintf(stderr, "\n");                               \
-    }                                                           \
-  } while (0)
 
 net::SockAddr loopback(uint16_t port) {
   net::SockAddr a;
@@ -99,23 +78,6 @@ tcp::Setup make_setup(int rank, const uint8_t secret[32], const uint8_t nonce[16
   std::memcpy(s.nonce, nonce, 16);
   s.deadline = Clock::now() + std::chrono::seconds(20);
   return s;
-}
-
-// Copies bytes both ways between a and b until either closes; records a -> b
-// in *up and b -> a in *down.
-void pump(int a, int b, std::mutex *mu, std::string *up, std::string *down) {
-  pollfd p[2] = {{a, POLLIN, 0}, {b, POLLIN, 0}};
-  for (bool open = true; open && poll(p, 2, 30000) > 0;)
-    for (int i = 0; i < 2 && open; ++i) {
-      if (p[i].revents == 0) continue;
-      char buf[65536];
-      ssize_t n = recv(p[i].fd, buf, sizeof(buf), 0);
-      open = n > 0 && send(p[1 - i].fd, buf, n, MSG_NOSIGNAL) == n;
-      std::lock_guard<std::mutex> lk(*mu);
-      if (n > 0) (i == 0 ? up : down)->append(buf, n);
-    }
-  close(a);
-  close(b);
 }
 
 bool holds(const std::string &bytes, const uint8_t secret[32]) {
