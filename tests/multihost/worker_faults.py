@@ -35,6 +35,7 @@ if MODE in ("secret", "corrupt") and RANK == VICTIM:  # before the library reads
     os.environ["PYHCCL_FAULT"] = "bad_data_secret" if MODE == "secret" else "corrupt_tcp"
 
 import pyhccl  # noqa: E402
+import rootfile  # noqa: E402
 
 LOOP_SECONDS = 90      # a loop that outlives this has missed its fault
 COUNT = 1 << 20        # 4 MiB of float32 per AllReduce
@@ -49,25 +50,11 @@ def finish(outcome):
 
 
 def publish(name, data):
-    tmp = os.path.join(DIR, f".{name}.{RANK}")
-    with open(tmp, "wb") as f:
-        f.write(data)
-    os.replace(tmp, os.path.join(DIR, name))
+    rootfile.publish(DIR, name, data, RANK)
 
 
 def root_info():
-    path = os.path.join(DIR, "root")
-    if RANK == 0:
-        info = pyhccl.RootInfo.create()
-        publish("root", bytes(info))
-        return info
-    deadline = time.monotonic() + ROOT_WAIT
-    while not os.path.exists(path):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no root info from rank 0 in {ROOT_WAIT} s")
-        time.sleep(0.02)
-    with open(path, "rb") as f:
-        return pyhccl.RootInfo.from_bytes(f.read())
+    return rootfile.root_info(DIR, RANK, ROOT_WAIT)
 
 
 def describe(exc, comm):

@@ -22,6 +22,7 @@ import time
 import numpy as np
 
 import pyhccl
+import rootfile
 
 WAY, RANK, NRANKS, DIR = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
 ROOT_WAIT = 120        # seconds rank 0 may take to publish the root info (32 starts on 2 cores)
@@ -35,24 +36,6 @@ def say(line):
     sys.stdout.flush()
 
 
-def root_info():
-    path = os.path.join(DIR, "root")
-    if RANK == 0:
-        info = pyhccl.RootInfo.create()
-        tmp = os.path.join(DIR, ".root")
-        with open(tmp, "wb") as f:
-            f.write(bytes(info))
-        os.replace(tmp, path)
-        return info
-    deadline = time.monotonic() + ROOT_WAIT
-    while not os.path.exists(path):
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"no root info from rank 0 in {ROOT_WAIT} s")
-        time.sleep(0.05)
-    with open(path, "rb") as f:
-        return pyhccl.RootInfo.from_bytes(f.read())
-
-
 def set_up():
     if WAY == "torchrun":
         return pyhccl.Comm.from_env()
@@ -60,7 +43,7 @@ def set_up():
     if WAY == "ranktable":
         return pyhccl.comm_init_cluster_info(os.path.join(DIR, "rank_table.json"), RANK)
     if WAY == "rootfile":
-        return pyhccl.Comm(NRANKS, root_info(), RANK)
+        return pyhccl.Comm(NRANKS, rootfile.root_info(DIR, RANK, ROOT_WAIT), RANK)
     raise SystemExit(f"worker_scale.py: unknown WAY {WAY!r}")
 
 
