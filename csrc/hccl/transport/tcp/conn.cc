@@ -210,16 +210,28 @@ HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
   return HCCL_SUCCESS;
 }
 
+ssize_t TcpConnection::read(Sock &s, char *dst, size_t len, bool payload, WaitError *err) {
+  for (;;) {
+    ssize_t r = recv(s.fd, dst, len, MSG_DONTWAIT);
+    if (r > 0) {
+      if (payload && fault_corrupt_) fault_flip(dst, static_cast<size_t>(r));
+      if (payload && (s.rx_hdr.flags & kMsgCrc))
+        s.rx_crc = common::crc32c(s.rx_crc, dst, static_cast<size_t>(r));
+      return r;
+    }
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
+    broken(r == 0 ? 0 : errno, "receiving", err);
+    return -1;
+  }
+}
+
 HcclResult TcpConnection::check_trailer(Sock &s, bool *moved, WaitError *err) {
   while (s.rx_trailer_got < sizeof(uint32_t)) {
-    ssize_t r = recv(s.fd, reinterpret_cast<char *>(&s.rx_trailer) + s.rx_trailer_got,
-                     sizeof(uint32_t) - s.rx_trailer_got, MSG_DONTWAIT);
-    if (r == 0) return broken(0, "receiving", err);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) return HCCL_SUCCESS;
-      return broken(errno, "receiving", err);
-    }
+    ssize_t r = read(s, reinterpret_cast<char *>(&s.rx_trailer) + s.rx_trailer_got,
+                     sizeof(uint32_t) - s.rx_trailer_got, false, err);
+    if (r < 0) return err->code;
+    if (r == 0) return HCCL_SUCCESS;
     s.rx_trailer_got += static_cast<size_t>(r);
     *moved = true;
   }
@@ -239,14 +251,10 @@ HcclResult TcpConnection::recv_some(Sock &s, bool *moved, WaitError *err) {
   while (!s.recvs.empty()) {
     Transfer *t = s.recvs.front();
     if (s.rx_hdr_got < sizeof(MsgHeader)) {
-      ssize_t r = recv(s.fd, reinterpret_cast<char *>(&s.rx_hdr) + s.rx_hdr_got,
-                       sizeof(MsgHeader) - s.rx_hdr_got, MSG_DONTWAIT);
-      if (r == 0) return broken(0, "receiving", err);
-      if (r < 0) {
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) return HCCL_SUCCESS;
-        return broken(errno, "receiving", err);
-      }
+      ssize_t r = read(s, reinterpret_cast<char *>(&s.rx_hdr) + s.rx_hdr_got,
+                       sizeof(MsgHeader) - s.rx_hdr_got, false, err);
+      if (r < 0) return err->code;
+      if (r == 0) return HCCL_SUCCESS;
       s.rx_hdr_got += static_cast<size_t>(r);
       *moved = true;
       if (s.rx_hdr_got < sizeof(MsgHeader)) continue;
@@ -264,16 +272,9 @@ HcclResult TcpConnection::recv_some(Sock &s, bool *moved, WaitError *err) {
           want = std::min<size_t>(want, 256 << 10);
           usleep(10000);
         }
-        ssize_t r = recv(s.fd, t->dst + t->done, want, MSG_DONTWAIT);
-        if (r == 0) return broken(0, "receiving", err);
-        if (r < 0) {
-          if (errno == EINTR) continue;
-          if (errno == EAGAIN || errno == EWOULDBLOCK) return HCCL_SUCCESS;
-          return broken(errno, "receiving", err);
-        }
-        if (fault_corrupt_) fault_flip(t->dst + t->done, static_cast<size_t>(r));
-        if (s.rx_hdr.flags & kMsgCrc)
-          s.rx_crc = common::crc32c(s.rx_crc, t->dst + t->done, static_cast<size_t>(r));
+        ssize_t r = read(s, t->dst + t->done, want, true, err);
+        if (r < 0) return err->code;
+        if (r == 0) return HCCL_SUCCESS;
         t->done += static_cast<size_t>(r);
         *moved = true;
       }
@@ -293,16 +294,9 @@ HcclResult TcpConnection::recv_some(Sock &s, bool *moved, WaitError *err) {
         }
         size_t room = std::min(s.stage.size() - s.staged, t->bytes - t->done - s.staged);
         if (room == 0) return HCCL_SUCCESS;  // waiting for the local operand
-        ssize_t r = recv(s.fd, s.stage.data() + s.staged, room, MSG_DONTWAIT);
-        if (r == 0) return broken(0, "receiving", err);
-        if (r < 0) {
-          if (errno == EINTR) continue;
-          if (errno == EAGAIN || errno == EWOULDBLOCK) return HCCL_SUCCESS;
-          return broken(errno, "receiving", err);
-        }
-        if (fault_corrupt_) fault_flip(s.stage.data() + s.staged, static_cast<size_t>(r));
-        if (s.rx_hdr.flags & kMsgCrc)
-          s.rx_crc = common::crc32c(s.rx_crc, s.stage.data() + s.staged, static_cast<size_t>(r));
+        ssize_t r = read(s, s.stage.data() + s.staged, room, true, err);
+        if (r < 0) return err->code;
+        if (r == 0) return HCCL_SUCCESS;
         s.staged += static_cast<size_t>(r);
         *moved = true;
       }

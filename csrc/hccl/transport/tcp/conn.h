@@ -58,6 +58,10 @@ class TcpConnection final : public Connection {
   HcclResult send_some(Sock &s, bool *moved, WaitError *err);
   HcclResult recv_some(Sock &s, bool *moved, WaitError *err);
   HcclResult broken(int e, const char *what, WaitError *err);
+  // One non-blocking read from s into dst: the bytes read (> 0), 0 when none
+  // are there now, -1 when the connection broke (*err). Payload bytes go
+  // through the message's CRC (and PYHCCL_FAULT=corrupt_tcp first).
+  ssize_t read(Sock &s, char *dst, size_t len, bool payload, WaitError *err);
   // Reads the trailer of the message coming in on s and checks it.
   HcclResult check_trailer(Sock &s, bool *moved, WaitError *err);
   // Reads what the control socket holds and takes in its notices (under
