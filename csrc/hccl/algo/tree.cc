@@ -55,6 +55,12 @@ Tree make_tree(const Ctx &x, int root, bool chain, bool chain_across) {
   return t;
 }
 
+// Between the heads of the hosts: a chain for large messages, as within a
+// host, and across hosts also where the cost model prefers it to a star.
+bool chain_across_hosts(const Ctx &x, size_t bytes) {
+  return bytes >= x.comm.tuning.chain_min || (x.multi_host() && !star_across_hosts(x, bytes));
+}
+
 }  // namespace
 
 HcclResult run_broadcast(Ctx &x) {
@@ -83,7 +89,7 @@ HcclResult run_broadcast(Ctx &x) {
   const bool chain = bytes >= x.comm.tuning.chain_min;
   // Across hosts never a flat fan-out to every rank: one message per host.
   const bool across = x.multi_host() && !chain;
-  const bool chain_across = chain || (across && !star_across_hosts(x, bytes));
+  const bool chain_across = chain_across_hosts(x, bytes);
   x.algo = chain ? "chain" : !across ? (x.n <= kFlatRanks ? "flat" : "star")
                  : chain_across ? "hosts:chain" : "hosts:star";
   if (!chain && !across && x.n <= kFlatRanks)  // one step, every pair compares signatures
@@ -112,8 +118,7 @@ HcclResult tree_reduce(Ctx &x, const char *in, char *out, size_t count, int root
   const size_t bytes = count * x.es;
   HcclResult rc = compare_signatures(x);  // a tree does not bring every pair together
   if (rc != HCCL_SUCCESS) return rc;
-  const bool chain = bytes >= x.comm.tuning.chain_min;
-  Tree t = make_tree(x, root, chain, chain || (x.multi_host() && !star_across_hosts(x, bytes)));
+  Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min, chain_across_hosts(x, bytes));
   char *acc = x.me == root ? out : t.children.empty() ? nullptr : x.comm.scratch(0, bytes);
   Batch b(x);
   Dep sum;  // in op child 0 op child 1 ..., in that order
