@@ -97,10 +97,10 @@ void Arena::erase_free(std::map<uint64_t, uint64_t>::iterator it) {
 
 aclError Arena::alloc(size_t size, void **out, const char *api) {
   if (base_ == nullptr) {
-    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: the memory arena could not be mapped", api);
+    return ACL_FAIL(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: the memory arena could not be mapped", api);
   }
   if (size > capacity_) {
-    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: size (%zu) exceeds the arena (%zu bytes)",
+    return ACL_FAIL(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: size (%zu) exceeds the arena (%zu bytes)",
                 api, size, capacity_);
   }
   const uint64_t need = align_up(align_up(size, 32) + 32, kMinAlign);
@@ -117,7 +117,7 @@ aclError Arena::alloc(size_t size, void **out, const char *api) {
     it = free_by_size_.lower_bound({need + align - kMinAlign, 0});  // always fits
   }
   if (it == free_by_size_.end()) {
-    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+    return ACL_FAIL(ACL_ERROR_RT_MEMORY_ALLOCATION,
                 "%s: out of arena memory for size (%zu); %zu of %zu bytes in use "
                 "(PYHCCL_ARENA_BYTES sets the arena size)",
                 api, size, used_, capacity_);
@@ -136,13 +136,13 @@ aclError Arena::alloc(size_t size, void **out, const char *api) {
 aclError Arena::free(void *p, const char *api) {
   const char *cp = static_cast<const char *>(p);
   if (!in_range(p)) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: devPtr %p was not returned by aclrtMalloc", api, p);
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: devPtr %p was not returned by aclrtMalloc", api, p);
   }
   uint64_t off = static_cast<uint64_t>(cp - base_);
   std::lock_guard<std::mutex> lk(mu_);
   auto lit = live_.find(off);
   if (lit == live_.end()) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: devPtr %p is not a live aclrtMalloc allocation (already freed or interior)",
                 api, p);
   }

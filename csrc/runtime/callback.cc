@@ -94,7 +94,7 @@ extern "C" {
 
 ACL_FUNC_VISIBILITY aclError aclrtLaunchHostFunc(aclrtStream stream, aclrtHostFunc fn, void *args) {
   const char *api = "aclrtLaunchHostFunc";
-  if (fn == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: fn is NULL", api);
+  if (fn == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: fn is NULL", api);
   aclError err;
   std::shared_ptr<Stream> s = lookup_stream(stream, api, &err);
   if (!s) return err;
@@ -114,7 +114,7 @@ ACL_FUNC_VISIBILITY aclError aclrtSubscribeReport(uint64_t threadId, aclrtStream
   Reports &r = reports();
   std::lock_guard<std::mutex> lk(r.mu);
   if (r.stream_thread.count(s->id)) {
-    return fail(ACL_ERROR_REPEAT_SUBSCRIBE, "%s: stream %p is already subscribed by a thread", api,
+    return ACL_FAIL(ACL_ERROR_REPEAT_SUBSCRIBE, "%s: stream %p is already subscribed by a thread", api,
                 stream);
   }
   r.stream_thread.emplace(s->id, threadId);
@@ -131,7 +131,7 @@ ACL_FUNC_VISIBILITY aclError aclrtUnSubscribeReport(uint64_t threadId, aclrtStre
   std::unique_lock<std::mutex> lk(r.mu);
   auto it = r.stream_thread.find(s->id);
   if (it == r.stream_thread.end() || it->second != threadId) {
-    return fail(ACL_ERROR_STREAM_NOT_SUBSCRIBE, "%s: stream %p is not subscribed by thread %llu",
+    return ACL_FAIL(ACL_ERROR_STREAM_NOT_SUBSCRIBE, "%s: stream %p is not subscribed by thread %llu",
                 api, stream, static_cast<unsigned long long>(threadId));
   }
   unsubscribe(r, lk, it);
@@ -142,9 +142,9 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void *userDat
                                                  aclrtCallbackBlockType blockType,
                                                  aclrtStream stream) {
   const char *api = "aclrtLaunchCallback";
-  if (fn == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: fn is NULL", api);
+  if (fn == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: fn is NULL", api);
   if (blockType != ACL_CALLBACK_NO_BLOCK && blockType != ACL_CALLBACK_BLOCK) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: blockType (%d) must be 0 or 1", api,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: blockType (%d) must be 0 or 1", api,
                 static_cast<int>(blockType));
   }
   aclError err;
@@ -155,7 +155,7 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void *userDat
     Reports &r = reports();
     std::lock_guard<std::mutex> lk(r.mu);
     if (!r.stream_thread.count(sid)) {
-      return fail(ACL_ERROR_STREAM_NOT_SUBSCRIBE,
+      return ACL_FAIL(ACL_ERROR_STREAM_NOT_SUBSCRIBE,
                   "%s: no thread is subscribed to stream %p (call aclrtSubscribeReport)", api,
                   stream);
     }
@@ -188,7 +188,7 @@ ACL_FUNC_VISIBILITY aclError aclrtLaunchCallback(aclrtCallback fn, void *userDat
 ACL_FUNC_VISIBILITY aclError aclrtProcessReport(int32_t timeout) {
   const char *api = "aclrtProcessReport";
   if (!valid_timeout(timeout)) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: timeout (%d) must be -1, 0 or positive ms", api,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: timeout (%d) must be -1, 0 or positive ms", api,
                 timeout);
   }
   const uint64_t tid = static_cast<uint64_t>(pthread_self());
@@ -198,7 +198,7 @@ ACL_FUNC_VISIBILITY aclError aclrtProcessReport(int32_t timeout) {
   for (;;) {
     auto q = r.threads.find(tid);
     if (q == r.threads.end()) {
-      return fail(ACL_ERROR_THREAD_NOT_SUBSCRIBE,
+      return ACL_FAIL(ACL_ERROR_THREAD_NOT_SUBSCRIBE,
                   "%s: the calling thread is not subscribed to any stream (aclrtSubscribeReport)",
                   api);
     }
@@ -214,7 +214,7 @@ ACL_FUNC_VISIBILITY aclError aclrtProcessReport(int32_t timeout) {
     } else if (r.cv.wait_until(lk, common::to_time_point(deadline)) == std::cv_status::timeout) {
       auto q2 = r.threads.find(tid);
       if (q2 != r.threads.end() && !q2->second.items.empty()) continue;
-      return fail(ACL_ERROR_WAIT_CALLBACK_TIMEOUT, "%s: no callback within %d ms", api, timeout);
+      return ACL_FAIL(ACL_ERROR_WAIT_CALLBACK_TIMEOUT, "%s: no callback within %d ms", api, timeout);
     }
   }
 }

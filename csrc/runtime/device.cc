@@ -13,7 +13,7 @@ std::mutex &device_mu() { return g_device_mu.get(); }
 bool valid_device(int32_t d) { return d >= 0 && d < device_count(); }
 
 aclError bad_device(const char *api, int32_t d) {
-  return fail(ACL_ERROR_RT_INVALID_DEVICEID, "%s: deviceId (%d) is out of range [0, %d)", api, d,
+  return ACL_FAIL(ACL_ERROR_RT_INVALID_DEVICEID, "%s: deviceId (%d) is out of range [0, %d)", api, d,
               device_count());
 }
 
@@ -28,7 +28,7 @@ using namespace hostrt;
 extern "C" {
 
 ACL_FUNC_VISIBILITY aclError aclrtGetDeviceCount(uint32_t *count) {
-  if (count == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is NULL");
+  if (count == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "aclrtGetDeviceCount: count is NULL");
   *count = static_cast<uint32_t>(device_count());
   return ACL_SUCCESS;
 }
@@ -70,7 +70,7 @@ ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId) {
     std::lock_guard<std::mutex> lk(r.mu);
     DeviceState &ds = r.devices[static_cast<size_t>(deviceId)];
     if (ds.refs == 0) {
-      return fail(ACL_ERROR_RT_INVALID_DEVICEID, "%s: device %d is not set (call aclrtSetDevice)",
+      return ACL_FAIL(ACL_ERROR_RT_INVALID_DEVICEID, "%s: device %d is not set (call aclrtSetDevice)",
                   api, deviceId);
     }
     if (ds.refs > 1) {
@@ -91,10 +91,10 @@ ACL_FUNC_VISIBILITY aclError aclrtResetDevice(int32_t deviceId) {
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId) {
-  if (deviceId == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is NULL");
+  if (deviceId == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "aclrtGetDevice: deviceId is NULL");
   std::shared_ptr<Context> ctx = current_context();
   if (!ctx) {
-    return fail(ACL_ERROR_RT_CONTEXT_NULL,
+    return ACL_FAIL(ACL_ERROR_RT_CONTEXT_NULL,
                 "aclrtGetDevice: no device is set on this thread (call aclrtSetDevice)");
   }
   *deviceId = ctx->device;
@@ -102,7 +102,7 @@ ACL_FUNC_VISIBILITY aclError aclrtGetDevice(int32_t *deviceId) {
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtGetRunMode(aclrtRunMode *runMode) {
-  if (runMode == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode: runMode is NULL");
+  if (runMode == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "aclrtGetRunMode: runMode is NULL");
   *runMode = ACL_HOST;
   return ACL_SUCCESS;
 }
@@ -111,7 +111,7 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void) {
   const char *api = "aclrtSynchronizeDevice";
   std::shared_ptr<Context> ctx = current_context();
   if (!ctx) {
-    return fail(ACL_ERROR_RT_CONTEXT_NULL, "%s: no device is set on this thread", api);
+    return ACL_FAIL(ACL_ERROR_RT_CONTEXT_NULL, "%s: no device is set on this thread", api);
   }
   std::vector<std::shared_ptr<Stream>> streams;
   {
@@ -124,7 +124,7 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void) {
   Stream *me = Stream::current_worker();
   for (auto &s : streams) {
     if (s.get() == me) {
-      return fail(ACL_ERROR_INVALID_PARAM, "%s: called from a task of a stream of this device",
+      return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: called from a task of a stream of this device",
                   api);
     }
   }
@@ -146,11 +146,11 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeDevice(void) {
 ACL_FUNC_VISIBILITY aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode) {
   const char *api = "aclrtSetDeviceSatMode";
   if (mode != ACL_RT_OVERFLOW_MODE_SATURATION && mode != ACL_RT_OVERFLOW_MODE_INFNAN) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: mode (%d) must be 0 (saturation) or 1 (inf/nan)",
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: mode (%d) must be 0 (saturation) or 1 (inf/nan)",
                 api, static_cast<int>(mode));
   }
   std::shared_ptr<Context> ctx = current_context();
-  if (!ctx) return fail(ACL_ERROR_RT_CONTEXT_NULL, "%s: no device is set on this thread", api);
+  if (!ctx) return ACL_FAIL(ACL_ERROR_RT_CONTEXT_NULL, "%s: no device is set on this thread", api);
   Registry &r = registry();
   std::lock_guard<std::mutex> lk(r.mu);
   r.devices[static_cast<size_t>(ctx->device)].sat_mode = static_cast<int32_t>(mode);
@@ -161,7 +161,7 @@ ACL_FUNC_VISIBILITY aclError aclrtSetDeviceSatMode(aclrtFloatOverflowMode mode) 
 
 ACL_FUNC_VISIBILITY aclError aclrtCreateContext(aclrtContext *context, int32_t deviceId) {
   const char *api = "aclrtCreateContext";
-  if (context == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: context is NULL", api);
+  if (context == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: context is NULL", api);
   if (!valid_device(deviceId)) return bad_device(api, deviceId);
   std::shared_ptr<Context> ctx = create_context(deviceId, /*is_default=*/false, api);
   if (!ctx) return ACL_ERROR_BAD_ALLOC;
@@ -179,11 +179,11 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context) {
     std::lock_guard<std::mutex> lk(r.mu);
     auto it = id ? r.contexts.find(id) : r.contexts.end();
     if (it == r.contexts.end()) {
-      return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: context %p is not a live context", api,
+      return ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE, "%s: context %p is not a live context", api,
                   context);
     }
     if (it->second->is_default) {
-      return fail(ACL_ERROR_INVALID_PARAM,
+      return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                   "%s: context %p is a device's default context (use aclrtResetDevice)", api,
                   context);
     }
@@ -201,12 +201,12 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyContext(aclrtContext context) {
 
 ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context) {
   const char *api = "aclrtSetCurrentContext";
-  if (context == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: context is NULL", api);
+  if (context == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: context is NULL", api);
   uint64_t id = handle_id(HandleKind::kContext, context);
   Registry &r = registry();
   std::lock_guard<std::mutex> lk(r.mu);
   if (id == 0 || r.contexts.find(id) == r.contexts.end()) {
-    return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: context %p is not a live context", api, context);
+    return ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE, "%s: context %p is not a live context", api, context);
   }
   current_ctx_id() = id;
   return ACL_SUCCESS;
@@ -214,11 +214,11 @@ ACL_FUNC_VISIBILITY aclError aclrtSetCurrentContext(aclrtContext context) {
 
 ACL_FUNC_VISIBILITY aclError aclrtGetCurrentContext(aclrtContext *context) {
   const char *api = "aclrtGetCurrentContext";
-  if (context == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: context is NULL", api);
+  if (context == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: context is NULL", api);
   std::shared_ptr<Context> ctx = current_context();
   if (!ctx) {
     *context = nullptr;
-    return fail(ACL_ERROR_RT_CONTEXT_NULL, "%s: no current context on this thread", api);
+    return ACL_FAIL(ACL_ERROR_RT_CONTEXT_NULL, "%s: no current context on this thread", api);
   }
   *context = make_handle(HandleKind::kContext, ctx->id);
   return ACL_SUCCESS;

@@ -60,10 +60,10 @@ constexpr uint32_t kKnownEventFlags = ACL_EVENT_SYNC | ACL_EVENT_CAPTURE_STREAM_
                                       ACL_EVENT_EXTERNAL | ACL_EVENT_IPC;
 
 aclError create_event(aclrtEvent *event, uint32_t flag, const char *api) {
-  if (event == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", api);
+  if (event == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", api);
   if (aclError rc = check_not_finalized(api)) return rc;
   if ((flag & ~kKnownEventFlags) != 0) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: flag (0x%x) has unknown bits", api, flag);
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: flag (0x%x) has unknown bits", api, flag);
   }
   Registry &r = registry();
   uint64_t id = next_handle_id();
@@ -96,7 +96,7 @@ bool recorded_complete(const Event::Snapshot &s) {
 
 aclError sync_event(aclrtEvent event, int32_t timeout, const char *api) {
   if (!valid_timeout(timeout)) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: timeout (%d) must be -1, 0 or positive ms", api,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: timeout (%d) must be -1, 0 or positive ms", api,
                 timeout);
   }
   aclError err;
@@ -105,7 +105,7 @@ aclError sync_event(aclrtEvent event, int32_t timeout, const char *api) {
   uint64_t g = ev->latest();
   if (g == 0) return ACL_SUCCESS;  // never recorded: nothing to wait for
   if (!ev->wait(g, common::deadline_after_ms(timeout))) {
-    return fail(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, "%s: event not complete after %d ms", api,
+    return ACL_FAIL(ACL_ERROR_RT_EVENT_SYNC_TIMEOUT, "%s: event not complete after %d ms", api,
                 timeout);
   }
   return ACL_SUCCESS;
@@ -134,7 +134,7 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event) {
     std::lock_guard<std::mutex> lk(r.mu);
     auto it = id ? r.events.find(id) : r.events.end();
     if (it == r.events.end()) {
-      return fail(ACL_ERROR_RT_INVALID_HANDLE, "aclrtDestroyEvent: event %p is not a live event",
+      return ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE, "aclrtDestroyEvent: event %p is not a live event",
                   event);
     }
     ev = std::move(it->second);
@@ -152,7 +152,7 @@ ACL_FUNC_VISIBILITY aclError aclrtResetEvent(aclrtEvent event, aclrtStream strea
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus *status) {
-  if (status == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEvent: status is NULL");
+  if (status == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "aclrtQueryEvent: status is NULL");
   aclError err;
   std::shared_ptr<Event> ev = lookup_event(event, "aclrtQueryEvent", &err);
   if (!ev) return err;
@@ -165,7 +165,7 @@ ACL_FUNC_VISIBILITY aclError aclrtQueryEvent(aclrtEvent event, aclrtEventStatus 
 ACL_FUNC_VISIBILITY aclError aclrtQueryEventStatus(aclrtEvent event,
                                                    aclrtEventRecordedStatus *status) {
   if (status == nullptr) {
-    return fail(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: status is NULL");
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "aclrtQueryEventStatus: status is NULL");
   }
   aclError err;
   std::shared_ptr<Event> ev = lookup_event(event, "aclrtQueryEventStatus", &err);
@@ -187,7 +187,7 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeEventWithTimeout(aclrtEvent event, 
 ACL_FUNC_VISIBILITY aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEvent,
                                                    aclrtEvent endEvent) {
   const char *api = "aclrtEventElapsedTime";
-  if (ms == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: ms is NULL", api);
+  if (ms == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: ms is NULL", api);
   aclError err;
   std::shared_ptr<Event> a = lookup_event(startEvent, api, &err);
   if (!a) return err;
@@ -195,10 +195,10 @@ ACL_FUNC_VISIBILITY aclError aclrtEventElapsedTime(float *ms, aclrtEvent startEv
   if (!b) return err;
   Event::Snapshot sa = a->snapshot(), sb = b->snapshot();
   if (!recorded_complete(sa)) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: startEvent has no completed record", api);
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: startEvent has no completed record", api);
   }
   if (!recorded_complete(sb)) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: endEvent has no completed record", api);
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: endEvent has no completed record", api);
   }
   *ms = static_cast<float>(static_cast<double>(sb.done_ns - sa.done_ns) / 1e6);
   return ACL_SUCCESS;

@@ -32,15 +32,15 @@ aclError teardown(const char *api) {
 
 aclError not_initialized(const char *api) {
   InitState &s = init_state();
-  if (s.ever) return fail(ACL_ERROR_REPEAT_FINALIZE, "%s: ACL is already finalized", api);
-  return fail(ACL_ERROR_UNINITIALIZE, "%s: aclInit was not called", api);
+  if (s.ever) return ACL_FAIL(ACL_ERROR_REPEAT_FINALIZE, "%s: ACL is already finalized", api);
+  return ACL_FAIL(ACL_ERROR_UNINITIALIZE, "%s: aclInit was not called", api);
 }
 
 }  // namespace
 
 aclError check_not_finalized(const char *api) {
   if (!g_finalized.load(std::memory_order_relaxed)) return ACL_SUCCESS;
-  return fail(ACL_ERROR_UNINITIALIZE, "%s: ACL was finalized (aclFinalize); call aclInit first",
+  return ACL_FAIL(ACL_ERROR_UNINITIALIZE, "%s: ACL was finalized (aclFinalize); call aclInit first",
               api);
 }
 
@@ -57,14 +57,14 @@ ACL_FUNC_VISIBILITY aclError aclInit(const char *configPath) {
   if (s.refs > 0) {
     // docs/ABI.md 5.4: a repeat changes nothing (callers treat 100002 as success;
     // one aclFinalize or aclFinalizeReference still finalizes).
-    return fail(ACL_ERROR_REPEAT_INITIALIZE, "%s: ACL is already initialized", api);
+    return ACL_FAIL(ACL_ERROR_REPEAT_INITIALIZE, "%s: ACL is already initialized", api);
   }
   // The config file (JSON dump/profiling options in CANN) is only checked for
   // readability: none of its options applies to the host runtime.
   if (configPath != nullptr && configPath[0] != '\0') {
     FILE *f = std::fopen(configPath, "r");
     if (f == nullptr) {
-      return fail(ACL_ERROR_INVALID_FILE, "%s: configPath \"%s\" cannot be read", api, configPath);
+      return ACL_FAIL(ACL_ERROR_INVALID_FILE, "%s: configPath \"%s\" cannot be read", api, configPath);
     }
     std::fclose(f);
   }
@@ -103,7 +103,7 @@ ACL_FUNC_VISIBILITY aclError aclFinalizeReference(uint64_t *refCount) {
 ACL_FUNC_VISIBILITY aclError aclrtGetVersion(int32_t *majorVersion, int32_t *minorVersion,
                                              int32_t *patchVersion) {
   if (majorVersion == nullptr || minorVersion == nullptr || patchVersion == nullptr) {
-    return fail(ACL_ERROR_INVALID_PARAM, "aclrtGetVersion: %s is NULL",
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "aclrtGetVersion: %s is NULL",
                 majorVersion == nullptr   ? "majorVersion"
                 : minorVersion == nullptr ? "minorVersion"
                                           : "patchVersion");

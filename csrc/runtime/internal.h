@@ -15,7 +15,7 @@
 namespace hostrt {
 
 // Sets the thread's recent error message and returns `code`; lets entry points
-// write `return fail(ACL_ERROR_INVALID_PARAM, "aclrtFoo: ...")`.
+// write `return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "aclrtFoo: ...")`.
 aclError fail(aclError code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 // The same as an expression macro, the twin of libhccl's HCCL_FAIL (hccl/fail.h).
 #define ACL_FAIL(code, ...) ::hostrt::fail((code), __VA_ARGS__)

@@ -43,25 +43,25 @@ aclError check_device_range(const void *p, size_t bytes, const char *api, const 
       // Outside the arena: host memory, which cannot be checked. Inside it
       // but in no live allocation: freed memory.
       if (!Arena::get().in_range(p)) return ACL_SUCCESS;
-      return fail(ACL_ERROR_INVALID_PARAM,
+      return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                   "%s: %s (%p, %zu bytes) is not inside a live aclrtMalloc allocation (freed?)",
                   api, what, p, bytes);
     case MemKind::kOutOfBounds:
       break;
   }
   if (l.unmapped) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: %s %p lies in reserved address space (aclrtReserveMemAddress) with no "
                 "memory mapped there (aclrtMapMem)",
                 api, what, p);
   }
   if (l.reserved) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: %s (%p, %zu bytes) runs past the end of its mapping (%llu bytes left); a "
                 "range must lie within one aclrtMapMem mapping",
                 api, what, p, bytes, left);
   }
-  return fail(ACL_ERROR_INVALID_PARAM,
+  return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
               "%s: %s (%p, %zu bytes) runs past the end of its aclrtMalloc allocation (%llu bytes "
               "left)",
               api, what, p, bytes, left);

@@ -34,9 +34,9 @@ using Pin = std::shared_ptr<const void>;
 // Device ranges are checked against the size asked for (aclrtMalloc) or the
 // mapping (aclrtMapMem); mapped ranges stay pinned while *pin lives.
 aclError check_memset(void *dev, size_t max_count, size_t count, const char *api, Pin *pin) {
-  if (dev == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: devPtr is NULL", api);
+  if (dev == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: devPtr is NULL", api);
   if (count > max_count) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: count (%zu) exceeds maxCount (%zu)", api, count,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: count (%zu) exceeds maxCount (%zu)", api, count,
                 max_count);
   }
   return check_device_range(dev, count, api, "devPtr", pin);
@@ -44,15 +44,15 @@ aclError check_memset(void *dev, size_t max_count, size_t count, const char *api
 
 aclError check_memcpy(void *dst, size_t dest_max, const void *src, size_t count,
                       aclrtMemcpyKind kind, const char *api, Pin *dst_pin, Pin *src_pin) {
-  if (dst == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: dst is NULL", api);
-  if (src == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: src is NULL", api);
+  if (dst == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: dst is NULL", api);
+  if (src == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: src is NULL", api);
   if (static_cast<int>(kind) < ACL_MEMCPY_HOST_TO_HOST ||
       static_cast<int>(kind) > ACL_MEMCPY_INTER_DEVICE_TO_DEVICE) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: kind (%d) is not an aclrtMemcpyKind", api,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: kind (%d) is not an aclrtMemcpyKind", api,
                 static_cast<int>(kind));
   }
   if (count > dest_max) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: count (%zu) exceeds destMax (%zu)", api, count,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: count (%zu) exceeds destMax (%zu)", api, count,
                 dest_max);
   }
   aclError rc = check_device_range(dst, count, api, "dst", dst_pin);
@@ -85,29 +85,29 @@ extern "C" {
 
 ACL_FUNC_VISIBILITY aclError aclrtMalloc(void **devPtr, size_t size, aclrtMemMallocPolicy policy) {
   const char *api = "aclrtMalloc";
-  if (devPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: devPtr is NULL", api);
-  if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "%s: size is 0", api);
+  if (devPtr == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: devPtr is NULL", api);
+  if (size == 0) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: size is 0", api);
   uint32_t p = static_cast<uint32_t>(policy);
   if ((p & 0xff) > ACL_MEM_MALLOC_HUGE1G_ONLY_P2P || (p & ~(0xffu | kPolicyFlags)) != 0) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: policy (0x%x) is not an aclrtMemMallocPolicy", api, p);
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: policy (0x%x) is not an aclrtMemMallocPolicy", api, p);
   }
   if (aclError rc = check_not_finalized(api)) return rc;
   return Arena::get().alloc(size, devPtr, api);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtFree(void *devPtr) {
-  if (devPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "aclrtFree: devPtr is NULL");
+  if (devPtr == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "aclrtFree: devPtr is NULL");
   return Arena::get().free(devPtr, "aclrtFree");
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size) {
   const char *api = "aclrtMallocHost";
-  if (hostPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: hostPtr is NULL", api);
-  if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "%s: size is 0", api);
+  if (hostPtr == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: hostPtr is NULL", api);
+  if (size == 0) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: size is 0", api);
   void *p = nullptr;
   size_t align = size >= 4096 ? 4096 : 64;
   if (posix_memalign(&p, align, size) != 0) {
-    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: cannot allocate size (%zu)", api, size);
+    return ACL_FAIL(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: cannot allocate size (%zu)", api, size);
   }
   HostBlocks &h = host_blocks();
   std::lock_guard<std::mutex> lk(h.mu);
@@ -118,12 +118,12 @@ ACL_FUNC_VISIBILITY aclError aclrtMallocHost(void **hostPtr, size_t size) {
 
 ACL_FUNC_VISIBILITY aclError aclrtFreeHost(void *hostPtr) {
   const char *api = "aclrtFreeHost";
-  if (hostPtr == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: hostPtr is NULL", api);
+  if (hostPtr == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: hostPtr is NULL", api);
   HostBlocks &h = host_blocks();
   {
     std::lock_guard<std::mutex> lk(h.mu);
     if (h.live.erase(hostPtr) == 0) {
-      return fail(ACL_ERROR_INVALID_PARAM,
+      return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                   "%s: hostPtr %p is not a live aclrtMallocHost allocation", api, hostPtr);
     }
   }
@@ -184,11 +184,11 @@ ACL_FUNC_VISIBILITY aclError aclrtMemcpyAsync(void *dst, size_t destMax, const v
 ACL_FUNC_VISIBILITY aclError aclrtGetMemInfo(aclrtMemAttr attr, size_t *free, size_t *total) {
   const char *api = "aclrtGetMemInfo";
   if (static_cast<int>(attr) < ACL_DDR_MEM || static_cast<int>(attr) > ACL_MEM_P2P_HUGE1G) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: attr (%d) is not an aclrtMemAttr", api,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: attr (%d) is not an aclrtMemAttr", api,
                 static_cast<int>(attr));
   }
-  if (free == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: free is NULL", api);
-  if (total == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: total is NULL", api);
+  if (free == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: free is NULL", api);
+  if (total == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: total is NULL", api);
   // "Device" memory is host RAM behind the arena: report the smaller of the
   // arena and physical memory, and never more free than the host has.
   Arena &a = Arena::get();

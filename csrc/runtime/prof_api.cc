@@ -36,9 +36,9 @@ ProfState &prof() {
 }
 
 aclError check_config(const ProfState &s, const aclprofConfig *c, const char *api) {
-  if (c == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: profilerConfig is NULL", api);
+  if (c == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: profilerConfig is NULL", api);
   if (s.configs.count(c) == 0) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: profilerConfig (%p) is not a config from aclprofCreateConfig", api,
                 static_cast<const void *>(c));
   }
@@ -46,7 +46,7 @@ aclError check_config(const ProfState &s, const aclprofConfig *c, const char *ap
 }
 
 aclError not_inited(const char *api) {
-  return fail(ACL_ERROR_PROF_NOT_RUN, "%s: profiling is not initialized (call aclprofInit first)",
+  return ACL_FAIL(ACL_ERROR_PROF_NOT_RUN, "%s: profiling is not initialized (call aclprofInit first)",
               api);
 }
 
@@ -57,26 +57,26 @@ extern "C" {
 ACL_FUNC_VISIBILITY aclError aclprofInit(const char *profilerResultPath, size_t length) {
   const char *api = "aclprofInit";
   if (profilerResultPath == nullptr) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: profilerResultPath is NULL", api);
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: profilerResultPath is NULL", api);
   }
   // length is the path's strlen (a count that includes the NUL is taken too).
   const size_t n = strnlen(profilerResultPath, length + 1);
   if (length == 0 || n == 0 || (n != length && n + 1 != length)) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: length (%zu) does not match profilerResultPath \"%.*s\" (%zu bytes)", api,
                 length, static_cast<int>(n), profilerResultPath, n);
   }
-  if (n >= 4096) return fail(ACL_ERROR_INVALID_PARAM, "%s: length (%zu) exceeds PATH_MAX", api, n);
+  if (n >= 4096) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: length (%zu) exceeds PATH_MAX", api, n);
   ProfState &s = prof();
   std::lock_guard<std::mutex> lk(s.mu);
   if (s.inited) {
-    return fail(ACL_ERROR_REPEAT_INITIALIZE, "%s: profiling is already initialized (to \"%s\")",
+    return ACL_FAIL(ACL_ERROR_REPEAT_INITIALIZE, "%s: profiling is already initialized (to \"%s\")",
                 api, s.dir.c_str());
   }
   std::string dir(profilerResultPath, n);
   std::string err;
   if (!trace_make_dir(dir, &err)) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: profilerResultPath: %s", api, err.c_str());
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: profilerResultPath: %s", api, err.c_str());
   }
   s.inited = true;
   s.dir = dir;
@@ -100,7 +100,7 @@ ACL_FUNC_VISIBILITY aclError aclprofFinalize(void) {
   trace_prof_dir("");
   s.inited = false;
   s.dir.clear();
-  if (!ok) return fail(ACL_ERROR_WRITE_FILE, "%s: %s", api, err.c_str());
+  if (!ok) return ACL_FAIL(ACL_ERROR_WRITE_FILE, "%s: %s", api, err.c_str());
   return ACL_SUCCESS;
 }
 
@@ -111,24 +111,24 @@ ACL_FUNC_VISIBILITY aclprofConfig *aclprofCreateConfig(uint32_t *deviceIdList, u
                                                        uint64_t dataTypeConfig) {
   const char *api = "aclprofCreateConfig";
   if (deviceIdList == nullptr) {
-    fail(ACL_ERROR_INVALID_PARAM, "%s: deviceIdList is NULL", api);
+    ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: deviceIdList is NULL", api);
     return nullptr;
   }
   const int32_t count = device_count();
   if (deviceNums == 0 || deviceNums > static_cast<uint32_t>(count)) {
-    fail(ACL_ERROR_INVALID_PARAM, "%s: deviceNums (%u) must be 1..%d", api, deviceNums, count);
+    ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: deviceNums (%u) must be 1..%d", api, deviceNums, count);
     return nullptr;
   }
   std::set<uint32_t> seen;
   for (uint32_t i = 0; i < deviceNums; ++i) {
     const uint32_t d = deviceIdList[i];
     if (d >= static_cast<uint32_t>(count)) {
-      fail(ACL_ERROR_INVALID_PARAM, "%s: deviceIdList[%u] (%u) is not a device (0..%d)", api, i, d,
+      ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: deviceIdList[%u] (%u) is not a device (0..%d)", api, i, d,
            count - 1);
       return nullptr;
     }
     if (!seen.insert(d).second) {
-      fail(ACL_ERROR_INVALID_PARAM, "%s: deviceIdList[%u] (%u) is listed twice", api, i, d);
+      ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: deviceIdList[%u] (%u) is listed twice", api, i, d);
       return nullptr;
     }
   }
@@ -162,7 +162,7 @@ ACL_FUNC_VISIBILITY aclError aclprofStart(const aclprofConfig *profilerConfig) {
   if (!s.inited) return not_inited(api);
   for (uint32_t d : profilerConfig->devices) {
     if (s.started.count(d) != 0) {
-      return fail(ACL_ERROR_PROF_ALREADY_RUN, "%s: device %u is already being profiled", api, d);
+      return ACL_FAIL(ACL_ERROR_PROF_ALREADY_RUN, "%s: device %u is already being profiled", api, d);
     }
   }
   s.started.insert(profilerConfig->devices.begin(), profilerConfig->devices.end());
@@ -179,14 +179,14 @@ ACL_FUNC_VISIBILITY aclError aclprofStop(const aclprofConfig *profilerConfig) {
   if (!s.inited) return not_inited(api);
   for (uint32_t d : profilerConfig->devices) {
     if (s.started.count(d) == 0) {
-      return fail(ACL_ERROR_PROF_NOT_RUN, "%s: device %u is not being profiled (no aclprofStart)",
+      return ACL_FAIL(ACL_ERROR_PROF_NOT_RUN, "%s: device %u is not being profiled (no aclprofStart)",
                   api, d);
     }
   }
   for (uint32_t d : profilerConfig->devices) s.started.erase(d);
   trace_devices(profilerConfig->devices, -1);
   std::string err;
-  if (!trace_write(s.dir, &err)) return fail(ACL_ERROR_WRITE_FILE, "%s: %s", api, err.c_str());
+  if (!trace_write(s.dir, &err)) return ACL_FAIL(ACL_ERROR_WRITE_FILE, "%s: %s", api, err.c_str());
   return ACL_SUCCESS;
 }
 

@@ -80,7 +80,7 @@ std::shared_ptr<Stream> lookup_stream(aclrtStream stream, const char *api, aclEr
     uint64_t cid = current_ctx_id();
     auto it = cid ? r.contexts.find(cid) : r.contexts.end();
     if (it == r.contexts.end()) {
-      *err = fail(ACL_ERROR_RT_CONTEXT_NULL,
+      *err = ACL_FAIL(ACL_ERROR_RT_CONTEXT_NULL,
                   "%s: stream is NULL (default stream) but no device is set on this thread "
                   "(call aclrtSetDevice first)",
                   api);
@@ -91,7 +91,7 @@ std::shared_ptr<Stream> lookup_stream(aclrtStream stream, const char *api, aclEr
   uint64_t id = handle_id(HandleKind::kStream, stream);
   auto it = id ? r.streams.find(id) : r.streams.end();
   if (it == r.streams.end()) {
-    *err = fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream %p is not a live stream", api, stream);
+    *err = ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream %p is not a live stream", api, stream);
     return nullptr;
   }
   return it->second;
@@ -99,7 +99,7 @@ std::shared_ptr<Stream> lookup_stream(aclrtStream stream, const char *api, aclEr
 
 std::shared_ptr<Event> lookup_event(aclrtEvent event, const char *api, aclError *err) {
   if (event == nullptr) {
-    *err = fail(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", api);
+    *err = ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: event is NULL", api);
     return nullptr;
   }
   Registry &r = registry();
@@ -107,7 +107,7 @@ std::shared_ptr<Event> lookup_event(aclrtEvent event, const char *api, aclError 
   uint64_t id = handle_id(HandleKind::kEvent, event);
   auto it = id ? r.events.find(id) : r.events.end();
   if (it == r.events.end()) {
-    *err = fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: event %p is not a live event", api, event);
+    *err = ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE, "%s: event %p is not a live event", api, event);
     return nullptr;
   }
   return it->second;
@@ -121,7 +121,7 @@ std::shared_ptr<Stream> new_stream(const Context &ctx, bool is_default, uint32_t
   try {
     s = std::make_shared<Stream>(id, ctx.device, ctx.id, is_default, priority, flags);
   } catch (const std::exception &e) {  // std::thread failed (out of threads or memory)
-    fail(ACL_ERROR_BAD_ALLOC, "%s: cannot start a stream worker thread: %s", api, e.what());
+    ACL_FAIL(ACL_ERROR_BAD_ALLOC, "%s: cannot start a stream worker thread: %s", api, e.what());
     return nullptr;
   }
   std::lock_guard<std::mutex> lk(r.mu);
@@ -153,7 +153,7 @@ void unregister_context_locked(Registry &r, uint64_t cid,
 
 aclError destroy_all_devices(const char *api) {
   if (Stream::current_worker() != nullptr) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: must not be called from a stream task", api);
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: must not be called from a stream task", api);
   }
   Registry &r = registry();
   std::vector<std::shared_ptr<Stream>> doomed;
@@ -186,7 +186,7 @@ bool called_from_worker_of(const std::vector<std::shared_ptr<Stream>> &streams, 
   if (me == nullptr) return false;
   for (const auto &s : streams) {
     if (s.get() == me) {
-      fail(ACL_ERROR_INVALID_PARAM, "%s: must not be called from a task of a stream it destroys",
+      ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: must not be called from a task of a stream it destroys",
            api);
       return true;
     }

@@ -41,10 +41,10 @@ void Stream::trace_task(const char *api, uint64_t bytes, int64_t start_ns, bool 
 
 aclError Stream::push(Task task, bool always_run, const char *api,
                       std::function<void()> finish, uint64_t bytes) {
-  if (!task) return fail(ACL_ERROR_INVALID_PARAM, "%s: task is empty", api);
+  if (!task) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: task is empty", api);
   std::unique_lock<std::mutex> lk(mu_);
   if (closing_) {
-    return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream is being destroyed", api);
+    return ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream is being destroyed", api);
   }
   queue_.push_back(Item{std::move(task), always_run, std::move(finish),
                         bytes == kSelfTraced ? nullptr : api, bytes});
@@ -57,7 +57,7 @@ aclError Stream::push(Task task, bool always_run, const char *api,
 aclError Stream::push_marker(const char *api, std::function<void()> finish) {
   {
     std::unique_lock<std::mutex> lk(mu_);
-    if (closing_) return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream is being destroyed", api);
+    if (closing_) return ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream is being destroyed", api);
     if (!running_ && queue_.empty()) {  // everything pushed so far has finished
       ++pushed_;
       finish();
@@ -151,9 +151,9 @@ void Stream::run_item(std::unique_lock<std::mutex> &lk, Item &item) {
     try {
       rc = item.fn();
     } catch (const std::exception &e) {
-      rc = fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream task threw: %s", e.what());
+      rc = ACL_FAIL(ACL_ERROR_RT_INTERNAL_ERROR, "stream task threw: %s", e.what());
     } catch (...) {
-      rc = fail(ACL_ERROR_RT_INTERNAL_ERROR, "stream task threw an exception");
+      rc = ACL_FAIL(ACL_ERROR_RT_INTERNAL_ERROR, "stream task threw an exception");
     }
     t_task_failure_msg = nullptr;
     if (rc == ACL_SUCCESS && t_task_failure != ACL_SUCCESS) {

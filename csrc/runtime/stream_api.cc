@@ -14,18 +14,18 @@ constexpr uint32_t kKnownStreamFlags = ACL_STREAM_FAST_LAUNCH | ACL_STREAM_FAST_
 constexpr uint32_t kMaxPriority = 7;
 
 aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flag, const char *api) {
-  if (stream == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: stream is NULL", api);
+  if (stream == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: stream is NULL", api);
   if (aclError rc = check_not_finalized(api)) return rc;
   if (priority > kMaxPriority) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: priority (%u) must be in [0, %u]", api, priority,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: priority (%u) must be in [0, %u]", api, priority,
                 kMaxPriority);
   }
   if ((flag & ~kKnownStreamFlags) != 0) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: flag (0x%x) has unknown bits", api, flag);
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: flag (0x%x) has unknown bits", api, flag);
   }
   std::shared_ptr<Context> ctx = current_context();
   if (!ctx) {
-    return fail(ACL_ERROR_RT_CONTEXT_NULL,
+    return ACL_FAIL(ACL_ERROR_RT_CONTEXT_NULL,
                 "%s: no current context on this thread (call aclrtSetDevice first)", api);
   }
   std::shared_ptr<Stream> s = new_stream(*ctx, /*is_default=*/false, priority, flag, api);
@@ -36,18 +36,18 @@ aclError create_stream(aclrtStream *stream, uint32_t priority, uint32_t flag, co
 
 aclError sync_stream(aclrtStream stream, int32_t timeout, const char *api) {
   if (!valid_timeout(timeout)) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: timeout (%d) must be -1, 0 or positive ms", api,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: timeout (%d) must be -1, 0 or positive ms", api,
                 timeout);
   }
   aclError err;
   std::shared_ptr<Stream> s = lookup_stream(stream, api, &err);
   if (!s) return err;
   if (s->on_worker()) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: called from a task of the same stream (deadlock)",
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: called from a task of the same stream (deadlock)",
                 api);
   }
   if (!s->wait_drained(common::deadline_after_ms(timeout))) {
-    return fail(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "%s: stream not drained after %d ms", api,
+    return ACL_FAIL(ACL_ERROR_RT_STREAM_SYNC_TIMEOUT, "%s: stream not drained after %d ms", api,
                 timeout);
   }
   std::string msg;
@@ -74,7 +74,7 @@ std::shared_ptr<Stream> acquire_stream(aclrtStream stream, const char *api, aclE
 }
 
 aclError enqueue(Stream *stream, Task task) {
-  if (stream == nullptr) return fail(ACL_ERROR_RT_INVALID_HANDLE, "enqueue: stream is NULL");
+  if (stream == nullptr) return ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE, "enqueue: stream is NULL");
   return stream->push(std::move(task), /*always_run=*/false, "enqueue", nullptr,
                       Stream::kSelfTraced);
 }
@@ -124,7 +124,7 @@ ACL_FUNC_VISIBILITY aclError aclrtCreateStreamWithConfig(aclrtStream *stream, ui
 ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
   const char *api = "aclrtDestroyStream";
   if (stream == nullptr) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: stream is NULL (the default stream cannot be destroyed)",
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: stream is NULL (the default stream cannot be destroyed)",
                 api);
   }
   uint64_t id = handle_id(HandleKind::kStream, stream);
@@ -134,10 +134,10 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyStream(aclrtStream stream) {
     std::lock_guard<std::mutex> lk(r.mu);
     auto it = id ? r.streams.find(id) : r.streams.end();
     if (it == r.streams.end()) {
-      return fail(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream %p is not a live stream", api, stream);
+      return ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream %p is not a live stream", api, stream);
     }
     if (it->second->on_worker()) {
-      return fail(ACL_ERROR_INVALID_PARAM, "%s: called from a task of the same stream", api);
+      return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: called from a task of the same stream", api);
     }
     s = std::move(it->second);
     r.streams.erase(it);
@@ -156,7 +156,7 @@ ACL_FUNC_VISIBILITY aclError aclrtSynchronizeStreamWithTimeout(aclrtStream strea
 
 ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamStatus *status) {
   const char *api = "aclrtStreamQuery";
-  if (status == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: status is NULL", api);
+  if (status == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: status is NULL", api);
   aclError err;
   std::shared_ptr<Stream> s = lookup_stream(stream, api, &err);
   if (!s) return err;
@@ -167,7 +167,7 @@ ACL_FUNC_VISIBILITY aclError aclrtStreamQuery(aclrtStream stream, aclrtStreamSta
 ACL_FUNC_VISIBILITY aclError aclrtSetStreamFailureMode(aclrtStream stream, uint64_t mode) {
   const char *api = "aclrtSetStreamFailureMode";
   if (mode > 1) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: mode (%llu) must be 0 (continue) or 1 (stop)", api,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: mode (%llu) must be 0 (continue) or 1 (stop)", api,
                 static_cast<unsigned long long>(mode));
   }
   aclError err;
@@ -194,13 +194,13 @@ extern "C" HOSTRT_API aclError hostrtSynchronizeStreamInterruptible(aclrtStream 
                                                                    int32_t *interrupted) {
   using namespace hostrt;
   const char *api = "aclrtSynchronizeStream";
-  if (interrupted == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: interrupted is NULL", api);
+  if (interrupted == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: interrupted is NULL", api);
   *interrupted = 0;
   aclError err;
   std::shared_ptr<Stream> s = lookup_stream(stream, api, &err);
   if (!s) return err;
   if (s->on_worker()) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: called from a task of the same stream (deadlock)", api);
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: called from a task of the same stream (deadlock)", api);
   }
   // Interrupted also when the stream drained meanwhile (a task that failed on
   // the interrupt may finish the stream first): Ctrl-C wins, and the task's

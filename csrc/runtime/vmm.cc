@@ -42,7 +42,7 @@ Vmm &Vmm::get() { return g_vmm.get(); }
 void vmm_after_fork() { g_vmm.drop(); }
 
 aclError check_physical_prop(const aclrtPhysicalMemProp *prop, const char *api) {
-  if (prop == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: prop is NULL", api);
+  if (prop == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: prop is NULL", api);
   // The enum fields are read as raw integers: loading an out-of-range value
   // through its enum type is undefined behaviour (UBSan's -fsanitize=enum).
   auto raw = [](const auto &field) {
@@ -53,29 +53,29 @@ aclError check_physical_prop(const aclrtPhysicalMemProp *prop, const char *api) 
   };
   const int handle_type = raw(prop->handleType);
   if (handle_type != ACL_MEM_HANDLE_TYPE_NONE) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: prop->handleType (%d) must be ACL_MEM_HANDLE_TYPE_NONE (0)", api, handle_type);
   }
   const int alloc_type = raw(prop->allocationType);
   if (alloc_type != ACL_MEM_ALLOCATION_TYPE_PINNED) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: prop->allocationType (%d) must be ACL_MEM_ALLOCATION_TYPE_PINNED (0)", api,
                 alloc_type);
   }
   const int attr = raw(prop->memAttr);
   if (attr < ACL_DDR_MEM || attr > ACL_MEM_P2P_HUGE1G) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: prop->memAttr (%d) is not an aclrtMemAttr", api,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: prop->memAttr (%d) is not an aclrtMemAttr", api,
                 attr);
   }
   const int type = raw(prop->location.type);
   if (type == ACL_MEM_LOCATION_TYPE_DEVICE) {
     if (prop->location.id >= static_cast<uint32_t>(device_count())) {
-      return fail(ACL_ERROR_INVALID_PARAM,
+      return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                   "%s: prop->location.id (%u) is not a device (there are %d)", api,
                   prop->location.id, device_count());
     }
   } else if (type != ACL_MEM_LOCATION_TYPE_HOST) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: prop->location.type (%d) must be ACL_MEM_LOCATION_TYPE_HOST (0) or "
                 "ACL_MEM_LOCATION_TYPE_DEVICE (1)",
                 api, type);
@@ -85,35 +85,35 @@ aclError check_physical_prop(const aclrtPhysicalMemProp *prop, const char *api) 
 
 aclError Vmm::reserve(void **out, size_t size, size_t alignment, void *expect, uint64_t flags,
                       const char *api) {
-  if (out == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: virPtr is NULL", api);
-  if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "%s: size is 0", api);
+  if (out == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: virPtr is NULL", api);
+  if (size == 0) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: size is 0", api);
   if (flags > 1) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: flags (%llu) must be 0 (normal pages) or 1 (huge pages)", api,
                 static_cast<unsigned long long>(flags));
   }
   // CANN reserves `alignment` (0); a power of two is honoured as well.
   if ((alignment & (alignment - 1)) != 0 || alignment > (1ull << 30)) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: alignment (%zu) must be 0 or a power of two up to 1 GiB", api, alignment);
   }
   const uint64_t align = alignment > kGranularity ? alignment : kGranularity;
   if (size > (1ull << 46)) {
-    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: size (%zu) exceeds the 64 TiB limit", api,
+    return ACL_FAIL(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: size (%zu) exceeds the 64 TiB limit", api,
                 size);
   }
   const uint64_t span = align_up(size, kGranularity);
   char *base = nullptr;
   if (expect != nullptr) {
     if (reinterpret_cast<uintptr_t>(expect) % align != 0) {
-      return fail(ACL_ERROR_INVALID_PARAM,
+      return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                   "%s: expectPtr %p is not aligned to %llu bytes",
                   api, expect, static_cast<unsigned long long>(align));
     }
     void *m = placeholder(expect, span, MAP_FIXED_NOREPLACE);
     if (m == MAP_FAILED || m != expect) {
       if (m != MAP_FAILED) munmap(m, span);  // kernel without MAP_FIXED_NOREPLACE
-      return fail(ACL_ERROR_RT_MEMORY_ALLOCATION,
+      return ACL_FAIL(ACL_ERROR_RT_MEMORY_ALLOCATION,
                   "%s: cannot reserve size (%zu) at expectPtr %p: the range is in use", api, size,
                   expect);
     }
@@ -122,7 +122,7 @@ aclError Vmm::reserve(void **out, size_t size, size_t alignment, void *expect, u
     // Over-reserve, then trim to the alignment.
     void *m = placeholder(nullptr, span + align, 0);
     if (m == MAP_FAILED) {
-      return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: cannot reserve size (%zu): %s", api, size,
+      return ACL_FAIL(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: cannot reserve size (%zu): %s", api, size,
                   std::strerror(errno));
     }
     const uintptr_t raw = reinterpret_cast<uintptr_t>(m);
@@ -140,16 +140,16 @@ aclError Vmm::reserve(void **out, size_t size, size_t alignment, void *expect, u
 }
 
 aclError Vmm::release(void *p, const char *api) {
-  if (p == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: virPtr is NULL", api);
+  if (p == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: virPtr is NULL", api);
   std::lock_guard<std::mutex> lk(mu_);
   auto it = reservations_.find(reinterpret_cast<uintptr_t>(p));
   if (it == reservations_.end()) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: virPtr %p is not the start of a range reserved by aclrtReserveMemAddress",
                 api, p);
   }
   if (it->second.maps > 0) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: virPtr %p still has %u mapping(s); unmap them first (aclrtUnmapMem)", api, p,
                 it->second.maps);
   }
@@ -161,10 +161,10 @@ aclError Vmm::release(void *p, const char *api) {
 
 aclError Vmm::alloc_physical(aclrtDrvMemHandle *out, size_t size,
                              const aclrtPhysicalMemProp *prop, uint64_t flags, const char *api) {
-  if (out == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: handle is NULL", api);
-  if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "%s: size is 0", api);
+  if (out == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: handle is NULL", api);
+  if (size == 0) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: size is 0", api);
   if (size % kGranularity != 0) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: size (%zu) is not a multiple of the allocation granularity (%llu bytes, "
                 "aclrtMemGetAllocationGranularity)",
                 api, size, static_cast<unsigned long long>(kGranularity));
@@ -172,23 +172,23 @@ aclError Vmm::alloc_physical(aclrtDrvMemHandle *out, size_t size,
   aclError rc = check_physical_prop(prop, api);
   if (rc != ACL_SUCCESS) return rc;
   if (flags != 0) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: flags (%llu) must be 0", api,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: flags (%llu) must be 0", api,
                 static_cast<unsigned long long>(flags));
   }
   const uint64_t ram = physical_ram();
   if (ram > 0 && size > ram) {
-    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: size (%zu) exceeds physical memory (%llu bytes)",
+    return ACL_FAIL(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: size (%zu) exceeds physical memory (%llu bytes)",
                 api, size, static_cast<unsigned long long>(ram));
   }
   int fd = static_cast<int>(memfd_create("pyhccl-physical", MFD_CLOEXEC));
   if (fd < 0) {
-    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: memfd_create failed: %s", api,
+    return ACL_FAIL(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: memfd_create failed: %s", api,
                 std::strerror(errno));
   }
   if (ftruncate(fd, static_cast<off_t>(size)) != 0) {
     int e = errno;
     close(fd);
-    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: cannot size the memory to %zu bytes: %s", api,
+    return ACL_FAIL(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: cannot size the memory to %zu bytes: %s", api,
                 size, std::strerror(e));
   }
   auto phys = std::make_shared<Physical>(Physical{next_handle_id(), fd, size, 0});
@@ -205,15 +205,15 @@ std::shared_ptr<Vmm::Physical> Vmm::physical_locked(aclrtDrvMemHandle h) {
 }
 
 aclError Vmm::free_physical(aclrtDrvMemHandle h, const char *api) {
-  if (h == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: handle is NULL", api);
+  if (h == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: handle is NULL", api);
   std::lock_guard<std::mutex> lk(mu_);
   std::shared_ptr<Physical> phys = physical_locked(h);
   if (!phys) {
-    return fail(ACL_ERROR_RT_INVALID_HANDLE,
+    return ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE,
                 "%s: handle %p is not live physical memory from aclrtMallocPhysical", api, h);
   }
   if (phys->maps > 0) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: handle %p is still mapped (%u mapping(s)); unmap it first (aclrtUnmapMem)",
                 api, h, phys->maps);
   }
@@ -234,42 +234,42 @@ std::map<uintptr_t, Vmm::Reservation>::iterator Vmm::reservation_locked(uintptr_
 
 aclError Vmm::map(void *p, size_t size, size_t offset, aclrtDrvMemHandle h, uint64_t flags,
                   const char *api) {
-  if (p == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: virPtr is NULL", api);
-  if (h == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: handle is NULL", api);
-  if (size == 0) return fail(ACL_ERROR_INVALID_PARAM, "%s: size is 0", api);
+  if (p == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: virPtr is NULL", api);
+  if (h == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: handle is NULL", api);
+  if (size == 0) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: size is 0", api);
   if (flags != 0) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: flags (%llu) must be 0", api,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: flags (%llu) must be 0", api,
                 static_cast<unsigned long long>(flags));
   }
   if (offset != 0) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: offset (%zu) must be 0 (as on CANN)", api, offset);
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: offset (%zu) must be 0 (as on CANN)", api, offset);
   }
   const uintptr_t at = reinterpret_cast<uintptr_t>(p);
   if (at % kGranularity != 0) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: virPtr %p is not aligned to the allocation granularity (%llu bytes)", api, p,
                 static_cast<unsigned long long>(kGranularity));
   }
   std::lock_guard<std::mutex> lk(mu_);
   std::shared_ptr<Physical> phys = physical_locked(h);
   if (!phys) {
-    return fail(ACL_ERROR_RT_INVALID_HANDLE,
+    return ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE,
                 "%s: handle %p is not live physical memory from aclrtMallocPhysical", api, h);
   }
   if (size != phys->size) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: size (%zu) must equal the size of the physical memory (%llu, "
                 "aclrtMallocPhysical)",
                 api, size, static_cast<unsigned long long>(phys->size));
   }
   auto res = reservation_locked(at);
   if (res == reservations_.end()) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: virPtr %p is not inside a range reserved by aclrtReserveMemAddress", api, p);
   }
   const uint64_t into = at - res->first;
   if (into >= res->second.size || size > res->second.size - into) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: [virPtr %p, +size %zu) runs past the end of its reservation (%p, %llu bytes)",
                 api, p, size, reinterpret_cast<void *>(res->first),
                 static_cast<unsigned long long>(res->second.size));
@@ -277,7 +277,7 @@ aclError Vmm::map(void *p, size_t size, size_t offset, aclrtDrvMemHandle h, uint
   // Overlap with the mapping before (if it reaches us) or any starting inside.
   auto next = mappings_.lower_bound(at);
   if (next != mappings_.end() && next->first < at + size) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: [virPtr %p, +size %zu) overlaps the mapping at %p (%llu bytes)", api, p, size,
                 reinterpret_cast<void *>(next->first),
                 static_cast<unsigned long long>(next->second.size));
@@ -285,7 +285,7 @@ aclError Vmm::map(void *p, size_t size, size_t offset, aclrtDrvMemHandle h, uint
   if (next != mappings_.begin()) {
     auto prev = std::prev(next);
     if (prev->first + prev->second.size > at) {
-      return fail(ACL_ERROR_INVALID_PARAM,
+      return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                   "%s: [virPtr %p, +size %zu) overlaps the mapping at %p (%llu bytes)", api, p,
                   size, reinterpret_cast<void *>(prev->first),
                   static_cast<unsigned long long>(prev->second.size));
@@ -296,7 +296,7 @@ aclError Vmm::map(void *p, size_t size, size_t offset, aclrtDrvMemHandle h, uint
   if (m == MAP_FAILED) {
     int e = errno;
     placeholder(p, size, MAP_FIXED);  // a failed MAP_FIXED may have dropped the placeholder
-    return fail(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: cannot map %zu bytes at %p: %s", api, size, p,
+    return ACL_FAIL(ACL_ERROR_RT_MEMORY_ALLOCATION, "%s: cannot map %zu bytes at %p: %s", api, size, p,
                 std::strerror(e));
   }
   mappings_.emplace(at, Mapping{res->first, size, offset, phys, 0});
@@ -306,30 +306,30 @@ aclError Vmm::map(void *p, size_t size, size_t offset, aclrtDrvMemHandle h, uint
 }
 
 aclError Vmm::unmap(void *p, const char *api) {
-  if (p == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: virPtr is NULL", api);
+  if (p == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: virPtr is NULL", api);
   const uintptr_t at = reinterpret_cast<uintptr_t>(p);
   std::lock_guard<std::mutex> lk(mu_);
   auto it = mappings_.find(at);
   if (it == mappings_.end()) {
     if (reservation_locked(at) == reservations_.end()) {
-      return fail(ACL_ERROR_INVALID_PARAM,
+      return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                   "%s: virPtr %p is not inside a range reserved by aclrtReserveMemAddress", api,
                   p);
     }
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: virPtr %p is not the start of a mapping (aclrtMapMem); nothing to unmap", api,
                 p);
   }
   Mapping &m = it->second;
   if (m.pins > 0) {
-    return fail(ACL_ERROR_INVALID_PARAM,
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM,
                 "%s: virPtr %p is in use by %u queued or running task(s) or HCCL registration(s) "
                 "(aclrtMemcpyAsync, aclrtMemsetAsync, collectives; HcclCommSymWinRegister, "
                 "HcclCommActivateCommMemory); synchronize their streams, or deregister, first",
                 api, p, m.pins);
   }
   if (placeholder(p, m.size, MAP_FIXED) == MAP_FAILED) {
-    return fail(ACL_ERROR_RT_INTERNAL_ERROR, "%s: cannot unmap %p: %s", api, p,
+    return ACL_FAIL(ACL_ERROR_RT_INTERNAL_ERROR, "%s: cannot unmap %p: %s", api, p,
                 std::strerror(errno));
   }
   --m.phys->maps;

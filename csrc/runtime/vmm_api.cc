@@ -17,10 +17,10 @@ ACL_FUNC_VISIBILITY aclError aclrtMemGetAllocationGranularity(aclrtPhysicalMemPr
   const char *api = "aclrtMemGetAllocationGranularity";
   aclError rc = check_physical_prop(prop, api);
   if (rc != ACL_SUCCESS) return rc;
-  if (granularity == nullptr) return fail(ACL_ERROR_INVALID_PARAM, "%s: granularity is NULL", api);
+  if (granularity == nullptr) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: granularity is NULL", api);
   if (option != ACL_RT_MEM_ALLOC_GRANULARITY_MINIMUM &&
       option != ACL_RT_MEM_ALLOC_GRANULARITY_RECOMMENDED) {
-    return fail(ACL_ERROR_INVALID_PARAM, "%s: option (%d) is not an aclrtMemGranularityOptions",
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: option (%d) is not an aclrtMemGranularityOptions",
                 api, static_cast<int>(option));
   }
   *granularity = Vmm::kGranularity;

@@ -4,6 +4,7 @@
 
 #include "hccl/reduce/reduce.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace {
@@ -48,22 +49,19 @@ std::vector<std::shared_ptr<const void>> take_pins() {
 HcclResult check_comm(HcclComm comm, const char *api, std::shared_ptr<Comm> *out) {
   t_ranges.clear();  // every entry point starts here
   if (comm == nullptr) {
-    hostrt::set_error("%s: comm is NULL", api);
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "%s: comm is NULL", api);
   }
   *out = comm_lookup(comm);
   if (!*out) {
-    hostrt::set_error("%s: comm %p is not a live communicator (destroyed, or never created)",
-                      api, comm);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: comm %p is not a live communicator (destroyed, or never created)",
+                                  api, comm);
   }
   return HCCL_SUCCESS;
 }
 
 HcclResult check_ptr(const void *p, const char *api, const char *arg) {
   if (p != nullptr) return HCCL_SUCCESS;
-  hostrt::set_error("%s: %s is NULL", api, arg);
-  return HCCL_E_PTR;
+  return HCCL_FAIL(HCCL_E_PTR, "%s: %s is NULL", api, arg);
 }
 
 HcclResult check_dtype(HcclDataType dt, const char *api, const char *arg) {
@@ -74,25 +72,22 @@ HcclResult check_dtype_raw(int32_t v, const char *api, const char *arg) {
   // Every type the headers define moves (collectives that only copy bytes);
   // which of them reduce is check_reduction's business.
   if (known_dtype(v)) return HCCL_SUCCESS;
-  hostrt::set_error("%s: %s (%d) is not an HcclDataType", api, arg, v);
-  return HCCL_E_PARA;
+  return HCCL_FAIL(HCCL_E_PARA, "%s: %s (%d) is not an HcclDataType", api, arg, v);
 }
 
 HcclResult check_reduction(HcclDataType dt, HcclReduceOp op, const char *api) {
   HCCL_TRY(check_dtype(dt, api));
   int v = static_cast<int>(op);
   if (v < 0 || v > 3) {
-    hostrt::set_error("%s: op (%d) is not an HcclReduceOp", api, v);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: op (%d) is not an HcclReduceOp", api, v);
   }
   if (!reduce_supported(dt, op)) {
     // As on CANN: INT128, HIF8 and the FP8 types move (AllGather, Broadcast,
     // Send/Recv, ...) but do not reduce.
-    hostrt::set_error("%s: reduction op %s is not supported for dataType %s (%d): like CANN, "
-                      "pyhccl reduces no int128, hifloat8 or float8 type (they only move, in "
-                      "AllGather, Broadcast, AlltoAll, Scatter, Send/Recv and the like)",
-                      api, op_name(op), dtype_name(dt), static_cast<int>(dt));
-    return HCCL_E_NOT_SUPPORT;
+    return HCCL_FAIL(HCCL_E_NOT_SUPPORT, "%s: reduction op %s is not supported for dataType %s (%d): like CANN, "
+                                         "pyhccl reduces no int128, hifloat8 or float8 type (they only move, in "
+                                         "AllGather, Broadcast, AlltoAll, Scatter, Send/Recv and the like)",
+                                         api, op_name(op), dtype_name(dt), static_cast<int>(dt));
   }
   return HCCL_SUCCESS;
 }
@@ -101,24 +96,21 @@ HcclResult check_buffer(const void *p, uint64_t count, uint64_t parts, HcclDataT
                         const char *api, const char *arg, size_t *bytes) {
   uint64_t elems, b;
   if (__builtin_mul_overflow(count, parts, &elems) || !byte_size(elems, dt, &b)) {
-    hostrt::set_error("%s: count %llu of %s is too large", api,
-                      static_cast<unsigned long long>(count), dtype_name(dt));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: count %llu of %s is too large", api,
+                                  static_cast<unsigned long long>(count), dtype_name(dt));
   }
   *bytes = static_cast<size_t>(b);
   if (b > 0 && p == nullptr) {
-    hostrt::set_error("%s: %s is NULL but count is %llu", api, arg,
-                      static_cast<unsigned long long>(count));
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "%s: %s is NULL but count is %llu", api, arg,
+                                 static_cast<unsigned long long>(count));
   }
   return check_device_range(p, *bytes, api, arg);
 }
 
 HcclResult check_rank(uint32_t rank, uint32_t nranks, const char *api, const char *arg) {
   if (rank < nranks) return HCCL_SUCCESS;
-  hostrt::set_error("%s: %s (%u) must be below the communicator's rank count (%u)", api, arg, rank,
-                    nranks);
-  return HCCL_E_PARA;
+  return HCCL_FAIL(HCCL_E_PARA, "%s: %s (%u) must be below the communicator's rank count (%u)", api, arg, rank,
+                                nranks);
 }
 
 HcclResult check_overlap(const char *api, const char *a_name, const void *a, size_t a_bytes,
@@ -127,9 +119,8 @@ HcclResult check_overlap(const char *api, const char *a_name, const void *a, siz
   if (a_bytes == 0 || b_bytes == 0 || in_place) return HCCL_SUCCESS;
   uintptr_t a0 = reinterpret_cast<uintptr_t>(a), b0 = reinterpret_cast<uintptr_t>(b);
   if (a0 + a_bytes <= b0 || b0 + b_bytes <= a0) return HCCL_SUCCESS;
-  hostrt::set_error("%s: %s [%p, +%zu) and %s [%p, +%zu) overlap but are not in place (%s)", api,
-                    a_name, a, a_bytes, b_name, b, b_bytes, rule);
-  return HCCL_E_PARA;
+  return HCCL_FAIL(HCCL_E_PARA, "%s: %s [%p, +%zu) and %s [%p, +%zu) overlap but are not in place (%s)", api,
+                                a_name, a, a_bytes, b_name, b, b_bytes, rule);
 }
 
 HcclResult read_counts(const void *arr, uint32_t nranks, const char *api, const char *arg,
@@ -148,17 +139,15 @@ HcclResult check_extent(const void *buf, const std::vector<uint64_t> &counts,
     if (counts[i] == 0) continue;
     uint64_t e, b;
     if (__builtin_add_overflow(displs[i], counts[i], &e) || !byte_size(e, dt, &b)) {
-      hostrt::set_error("%s: block %zu of %s (displacement %llu, count %llu) is too large", api, i,
-                        arg, static_cast<unsigned long long>(displs[i]),
-                        static_cast<unsigned long long>(counts[i]));
-      return HCCL_E_PARA;
+      return HCCL_FAIL(HCCL_E_PARA, "%s: block %zu of %s (displacement %llu, count %llu) is too large", api, i,
+                                    arg, static_cast<unsigned long long>(displs[i]),
+                                    static_cast<unsigned long long>(counts[i]));
     }
     if (e > end) end = e;
   }
   *bytes = static_cast<size_t>(end * dtype_size(dt));
   if (*bytes > 0 && buf == nullptr) {
-    hostrt::set_error("%s: %s is NULL but its counts are not all 0", api, arg);
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "%s: %s is NULL but its counts are not all 0", api, arg);
   }
   return check_device_range(buf, *bytes, api, arg);
 }

@@ -5,6 +5,7 @@
 #include "hccl/hccl.h"
 #include "hccl/reduce/reduce.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 using hccl::Comm;
 using hccl::OpDesc;
@@ -16,9 +17,8 @@ HcclResult check_same_type(HcclDataType s, HcclDataType r, const char *api) {
   HCCL_TRY(hccl::check_dtype(s, api, "sendType"));
   HCCL_TRY(hccl::check_dtype(r, api, "recvType"));
   if (s != r) {
-    hostrt::set_error("%s: sendType %s differs from recvType %s", api, hccl::dtype_name(s),
-                      hccl::dtype_name(r));
-    return HCCL_E_NOT_SUPPORT;
+    return HCCL_FAIL(HCCL_E_NOT_SUPPORT, "%s: sendType %s differs from recvType %s", api, hccl::dtype_name(s),
+                                         hccl::dtype_name(r));
   }
   return HCCL_SUCCESS;
 }
@@ -48,10 +48,9 @@ HcclResult HcclAlltoAll(const void *sendBuf, uint64_t sendCount, HcclDataType se
   HCCL_TRY(hccl::check_comm(comm, api, &c));
   HCCL_TRY(check_same_type(sendType, recvType, api));
   if (sendCount != recvCount) {
-    hostrt::set_error("%s: sendCount (%llu) differs from recvCount (%llu)", api,
-                      static_cast<unsigned long long>(sendCount),
-                      static_cast<unsigned long long>(recvCount));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: sendCount (%llu) differs from recvCount (%llu)", api,
+                                  static_cast<unsigned long long>(sendCount),
+                                  static_cast<unsigned long long>(recvCount));
   }
   HCCL_TRY(hccl::check_buffer(sendBuf, sendCount, c->nranks, sendType, api, "sendBuf", &sbytes));
   HCCL_TRY(hccl::check_buffer(recvBuf, recvCount, c->nranks, recvType, api, "recvBuf", &rbytes));
@@ -102,8 +101,7 @@ HcclResult HcclAlltoAllVC(const void *sendBuf, const void *sendCountMatrix, Hccl
     d.recv_displs.push_back(roff);
     if (__builtin_add_overflow(soff, m[me * n + q], &soff) ||
         __builtin_add_overflow(roff, m[q * n + me], &roff)) {
-      hostrt::set_error("%s: sendCountMatrix counts are too large", api);
-      return HCCL_E_PARA;
+      return HCCL_FAIL(HCCL_E_PARA, "%s: sendCountMatrix counts are too large", api);
     }
   }
   return alltoallv_common(c, d, stream);
@@ -121,10 +119,9 @@ HcclResult HcclAllGatherV(void *sendBuf, uint64_t sendCount, void *recvBuf, cons
   HCCL_TRY(hccl::read_counts(recvCounts, c->nranks, api, "recvCounts", &d.recv_counts));
   HCCL_TRY(hccl::read_counts(recvDispls, c->nranks, api, "recvDispls", &d.recv_displs));
   if (d.recv_counts[c->rank] != sendCount) {
-    hostrt::set_error("%s: sendCount (%llu) differs from recvCounts[%u] (%llu)", api,
-                      static_cast<unsigned long long>(sendCount), c->rank,
-                      static_cast<unsigned long long>(d.recv_counts[c->rank]));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: sendCount (%llu) differs from recvCounts[%u] (%llu)", api,
+                                  static_cast<unsigned long long>(sendCount), c->rank,
+                                  static_cast<unsigned long long>(d.recv_counts[c->rank]));
   }
   HCCL_TRY(hccl::check_buffer(sendBuf, sendCount, 1, dataType, api, "sendBuf", &sbytes));
   HCCL_TRY(hccl::check_extent(recvBuf, d.recv_counts, d.recv_displs, dataType, api, "recvBuf",
@@ -148,10 +145,9 @@ HcclResult HcclReduceScatterV(void *sendBuf, const void *sendCounts, const void 
   HCCL_TRY(hccl::read_counts(sendCounts, c->nranks, api, "sendCounts", &d.send_counts));
   HCCL_TRY(hccl::read_counts(sendDispls, c->nranks, api, "sendDispls", &d.send_displs));
   if (d.send_counts[c->rank] != recvCount) {
-    hostrt::set_error("%s: recvCount (%llu) differs from sendCounts[%u] (%llu)", api,
-                      static_cast<unsigned long long>(recvCount), c->rank,
-                      static_cast<unsigned long long>(d.send_counts[c->rank]));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: recvCount (%llu) differs from sendCounts[%u] (%llu)", api,
+                                  static_cast<unsigned long long>(recvCount), c->rank,
+                                  static_cast<unsigned long long>(d.send_counts[c->rank]));
   }
   HCCL_TRY(hccl::check_extent(sendBuf, d.send_counts, d.send_displs, dataType, api, "sendBuf",
                               &sbytes));

@@ -9,6 +9,7 @@
 #include "hccl/comm/window.h"
 #include "hccl/hccl.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 using hccl::Comm;
 
@@ -19,8 +20,7 @@ HcclResult init_common(uint32_t nRanks, const HcclRootInfo *rootInfo, uint32_t r
   HCCL_TRY(hccl::check_ptr(comm, api, "comm"));
   HCCL_TRY(hccl::check_ptr(rootInfo, api, "rootInfo"));
   if (nRanks == 0 || nRanks > 65536) {
-    hostrt::set_error("%s: nRanks (%u) must be between 1 and 65536", api, nRanks);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: nRanks (%u) must be between 1 and 65536", api, nRanks);
   }
   HCCL_TRY(hccl::check_rank(rank, nRanks, api, "rank"));
   *comm = nullptr;
@@ -70,8 +70,7 @@ HcclResult HcclCommDestroy(HcclComm comm) { return destroy(comm, "HcclCommDestro
 HcclResult PyhcclCommDestroyTimeout(HcclComm comm, int32_t timeoutMs) {
   const char *api = "PyhcclCommDestroyTimeout";
   if (timeoutMs < 0) {
-    hostrt::set_error("%s: timeoutMs (%d) must be >= 0", api, timeoutMs);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: timeoutMs (%d) must be >= 0", api, timeoutMs);
   }
   return destroy(comm, api, timeoutMs);
 }
@@ -108,8 +107,7 @@ HcclResult HcclCommGetHandleWithName(const char *commName, HcclComm *comm) {
   HCCL_TRY(hccl::check_ptr(comm, api, "comm"));
   std::shared_ptr<Comm> c = hccl::comm_lookup_name(commName);
   if (!c) {
-    hostrt::set_error("%s: no live communicator named \"%.128s\" in this process", api, commName);
-    return HCCL_E_NOT_FOUND;
+    return HCCL_FAIL(HCCL_E_NOT_FOUND, "%s: no live communicator named \"%.128s\" in this process", api, commName);
   }
   *comm = c->handle();
   return HCCL_SUCCESS;
@@ -130,8 +128,7 @@ HcclResult HcclCommGetStatus(const char *commId, HcclCommStatus *status) {
   HCCL_TRY(hccl::check_ptr(status, api, "status"));
   std::shared_ptr<Comm> c = hccl::comm_lookup_name(commId);
   if (!c) {
-    hostrt::set_error("%s: no live communicator named \"%.128s\" in this process", api, commId);
-    return HCCL_E_NOT_FOUND;
+    return HCCL_FAIL(HCCL_E_NOT_FOUND, "%s: no live communicator named \"%.128s\" in this process", api, commId);
   }
   *status = c->poll_error(nullptr) == HCCL_SUCCESS ? HCCL_COMM_STATUS_READY : HCCL_COMM_STATUS_INVALID;
   return HCCL_SUCCESS;
@@ -144,8 +141,7 @@ HcclResult HcclConfigGetInfo(HcclComm comm, HcclConfigType cfgType, uint32_t inf
   HCCL_TRY(hccl::check_ptr(info, api, "info"));
   if (cfgType == HCCL_CONFIG_TYPE_OP_EXPANSION_MODE) {
     if (infoLen < sizeof(int32_t)) {
-      hostrt::set_error("%s: infoLen (%u) is smaller than 4 bytes", api, infoLen);
-      return HCCL_E_PARA;
+      return HCCL_FAIL(HCCL_E_PARA, "%s: infoLen (%u) is smaller than 4 bytes", api, infoLen);
     }
     int32_t mode = HCCL_OP_EXPANSION_MODE_HOST;  // algorithms run on the host CPU
     std::memcpy(info, &mode, sizeof(mode));
@@ -154,15 +150,13 @@ HcclResult HcclConfigGetInfo(HcclComm comm, HcclConfigType cfgType, uint32_t inf
   if (cfgType == HCCL_CONFIG_TYPE_HCCL_ALGO) {
     const std::string &algo = c->settings.algo;
     if (infoLen < algo.size() + 1) {
-      hostrt::set_error("%s: infoLen (%u) cannot hold the algorithm string (%zu bytes)", api,
-                        infoLen, algo.size() + 1);
-      return HCCL_E_PARA;
+      return HCCL_FAIL(HCCL_E_PARA, "%s: infoLen (%u) cannot hold the algorithm string (%zu bytes)", api,
+                                    infoLen, algo.size() + 1);
     }
     std::memcpy(info, algo.c_str(), algo.size() + 1);
     return HCCL_SUCCESS;
   }
-  hostrt::set_error("%s: cfgType (%d) is not an HcclConfigType", api, static_cast<int>(cfgType));
-  return HCCL_E_PARA;
+  return HCCL_FAIL(HCCL_E_PARA, "%s: cfgType (%d) is not an HcclConfigType", api, static_cast<int>(cfgType));
 }
 
 HcclResult HcclSetCommConfig(HcclComm comm, HcclConfig config, HcclConfigValue configValue) {
@@ -170,12 +164,10 @@ HcclResult HcclSetCommConfig(HcclComm comm, HcclConfig config, HcclConfigValue c
   std::shared_ptr<Comm> c;
   HCCL_TRY(hccl::check_comm(comm, api, &c));
   if (config != HCCL_DETERMINISTIC) {
-    hostrt::set_error("%s: config (%d) is not a known HcclConfig", api, static_cast<int>(config));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: config (%d) is not a known HcclConfig", api, static_cast<int>(config));
   }
   if (configValue.value < 0 || configValue.value > 2) {
-    hostrt::set_error("%s: HCCL_DETERMINISTIC value (%d) must be 0, 1 or 2", api, configValue.value);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: HCCL_DETERMINISTIC value (%d) must be 0, 1 or 2", api, configValue.value);
   }
   std::lock_guard<std::mutex> lock(c->mu);
   c->settings.deterministic = static_cast<uint32_t>(configValue.value);
@@ -188,8 +180,7 @@ HcclResult HcclGetCommConfig(HcclComm comm, HcclConfig config, HcclConfigValue *
   HCCL_TRY(hccl::check_comm(comm, api, &c));
   HCCL_TRY(hccl::check_ptr(configValue, api, "configValue"));
   if (config != HCCL_DETERMINISTIC) {
-    hostrt::set_error("%s: config (%d) is not a known HcclConfig", api, static_cast<int>(config));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: config (%d) is not a known HcclConfig", api, static_cast<int>(config));
   }
   std::lock_guard<std::mutex> lock(c->mu);
   configValue->value = static_cast<int32_t>(c->settings.deterministic);

@@ -12,6 +12,7 @@
 #include "hccl/hccl.h"
 #include "runtime/hostrt.h"
 #include "common/log.h"
+#include "hccl/fail.h"
 
 using hccl::Comm;
 
@@ -81,14 +82,12 @@ HcclResult HcclCommRegCommStateCallback(const char *regName, HcclCommStateCallba
   HCCL_TRY(hccl::check_ptr(regName, api, "regName"));
   size_t len = strnlen(regName, 256);
   if (len == 0 || len >= 256) {
-    hostrt::set_error("%s: regName must have 1 to 255 characters", api);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: regName must have 1 to 255 characters", api);
   }
   std::lock_guard<std::mutex> lock(g_cb_mu);
   if (cb == nullptr) {
     if (callbacks().erase(regName) == 0) {
-      hostrt::set_error("%s: no callback is registered as \"%s\"", api, regName);
-      return HCCL_E_NOT_FOUND;
+      return HCCL_FAIL(HCCL_E_NOT_FOUND, "%s: no callback is registered as \"%s\"", api, regName);
     }
     return HCCL_SUCCESS;
   }

@@ -3,6 +3,7 @@
 #include "hccl/comm/config.h"
 #include "hccl/hccl.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 extern "C" {
 
@@ -42,14 +43,12 @@ uint32_t HcclGetCommConfigCapability(void) { return HCCL_COMM_CONFIG_RESERVED; }
 
 HcclResult HcclSetConfig(HcclConfig config, HcclConfigValue configValue) {
   if (config != HCCL_DETERMINISTIC) {
-    hostrt::set_error("HcclSetConfig: config (%d) is not a known HcclConfig",
-                      static_cast<int>(config));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "HcclSetConfig: config (%d) is not a known HcclConfig",
+                                  static_cast<int>(config));
   }
   if (configValue.value < 0 || configValue.value > 2) {
-    hostrt::set_error("HcclSetConfig: HCCL_DETERMINISTIC value (%d) must be 0, 1 or 2",
-                      configValue.value);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "HcclSetConfig: HCCL_DETERMINISTIC value (%d) must be 0, 1 or 2",
+                                  configValue.value);
   }
   hccl::set_global_deterministic(configValue.value);
   return HCCL_SUCCESS;
@@ -58,9 +57,8 @@ HcclResult HcclSetConfig(HcclConfig config, HcclConfigValue configValue) {
 HcclResult HcclGetConfig(HcclConfig config, HcclConfigValue *configValue) {
   HCCL_TRY(hccl::check_ptr(configValue, "HcclGetConfig", "configValue"));
   if (config != HCCL_DETERMINISTIC) {
-    hostrt::set_error("HcclGetConfig: config (%d) is not a known HcclConfig",
-                      static_cast<int>(config));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "HcclGetConfig: config (%d) is not a known HcclConfig",
+                                  static_cast<int>(config));
   }
   configValue->value = hccl::global_deterministic();
   return HCCL_SUCCESS;

@@ -8,6 +8,7 @@
 
 #include "common/env.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace {
@@ -33,18 +34,16 @@ thread_local GroupState g_group;
 HcclResult resolve(const Comm &comm, aclrtStream stream, const char *api,
                    std::shared_ptr<hostrt::Stream> *out) {
   if (stream == nullptr && hostrt::current_device() < 0) {
-    hostrt::set_error("%s: stream is NULL and no device is set on this thread (call "
-                      "aclrtSetDevice)", api);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: stream is NULL and no device is set on this thread (call "
+                                  "aclrtSetDevice)", api);
   }
   aclError aerr = ACL_SUCCESS;
   std::shared_ptr<hostrt::Stream> s = hostrt::acquire_stream(stream, api, &aerr);
   if (!s) return hccl_code(aerr);
   int32_t dev = hostrt::stream_device(s.get());
   if (dev != comm.device) {
-    hostrt::set_error("%s: stream belongs to device %d, communicator to device %d", api, dev,
-                      comm.device);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: stream belongs to device %d, communicator to device %d", api, dev,
+                                  comm.device);
   }
   *out = std::move(s);
   return HCCL_SUCCESS;
@@ -73,8 +72,7 @@ HcclResult enqueue_op(const std::shared_ptr<Comm> &comm, aclrtStream stream, OpD
     // The symmetric windows registered by now (comm/window.h) go with the op.
     std::lock_guard<std::mutex> lock(comm->mu);
     if (comm->async_error != HCCL_SUCCESS) {
-      hostrt::set_error("%s: the communicator failed earlier: %s", op.api, comm->async_msg.c_str());
-      return comm->async_error;
+      return HCCL_FAIL(comm->async_error, "%s: the communicator failed earlier: %s", op.api, comm->async_msg.c_str());
     }
     op.windows = comm->windows;
   }
@@ -97,8 +95,7 @@ bool group_active() { return g_group.depth > 0; }
 
 HcclResult group_end() {
   if (g_group.depth == 0) {
-    hostrt::set_error("HcclGroupEnd: no HcclGroupStart to match");
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "HcclGroupEnd: no HcclGroupStart to match");
   }
   if (--g_group.depth > 0) return HCCL_SUCCESS;
   std::vector<Pending> ops = std::move(g_group.ops);
@@ -113,8 +110,7 @@ HcclResult group_end() {
       std::string msg = std::string(hostrt::last_error()) + " (stream of a grouped " + p.op.api +
                         "; the group was not run)";
       for (Pending &q : ops) q.comm->fail(r, msg);
-      hostrt::set_error("%s", msg.c_str());
-      return r;
+      return HCCL_FAIL(r, "%s", msg.c_str());
     }
   }
   // Consecutive sends/receives on the same comm and stream run as one batch,

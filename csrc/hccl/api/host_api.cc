@@ -9,6 +9,7 @@
 #include "hccl/comm/op_errors.h"
 #include "hccl/hccl_host.h"
 #include "hccl/transport/engine.h"
+#include "hccl/fail.h"
 
 using hccl::Comm;
 
@@ -16,9 +17,8 @@ namespace {
 
 HcclResult copy_name(const std::string &s, char *name, uint32_t len, const char *api) {
   if (len == 0 || s.size() >= len) {
-    hostrt::set_error("%s: nameLen (%u) is too small for \"%s\" (%zu bytes and a NUL)", api, len,
-                      s.c_str(), s.size());
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: nameLen (%u) is too small for \"%s\" (%zu bytes and a NUL)", api, len,
+                                  s.c_str(), s.size());
   }
   std::memcpy(name, s.c_str(), s.size() + 1);
   return HCCL_SUCCESS;
@@ -35,9 +35,8 @@ HcclResult PyhcclCommGetTopology(HcclComm comm, PyhcclTopology *topo, uint32_t *
   HCCL_TRY(hccl::check_comm(comm, api, &c));
   HCCL_TRY(hccl::check_ptr(topo, api, "topo"));
   if (hostOfRank != nullptr && rankCount != c->nranks) {
-    hostrt::set_error("%s: rankCount (%u) must be the communicator's rank count (%u)", api,
-                      rankCount, c->nranks);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: rankCount (%u) must be the communicator's rank count (%u)", api,
+                                  rankCount, c->nranks);
   }
   const hccl::Topology &t = c->topo;
   topo->nHosts = static_cast<uint32_t>(t.nhosts());
@@ -55,8 +54,7 @@ HcclResult PyhcclCommGetHostName(HcclComm comm, uint32_t hostId, char *name, uin
   HCCL_TRY(hccl::check_comm(comm, api, &c));
   HCCL_TRY(hccl::check_ptr(name, api, "name"));
   if (hostId >= static_cast<uint32_t>(c->topo.nhosts())) {
-    hostrt::set_error("%s: hostId (%u) is out of range for %d hosts", api, hostId, c->topo.nhosts());
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: hostId (%u) is out of range for %d hosts", api, hostId, c->topo.nhosts());
   }
   return copy_name(c->topo.host_names[hostId], name, nameLen, api);
 }

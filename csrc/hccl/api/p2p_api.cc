@@ -8,6 +8,7 @@
 #include "hccl/api/enqueue.h"
 #include "hccl/hccl.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 using hccl::Comm;
 using hccl::OpDesc;
@@ -59,9 +60,8 @@ HcclResult HcclBatchSendRecv(HcclSendRecvItem *sendRecvInfo, uint32_t itemNum, H
     std::memcpy(&type_raw, &it.sendRecvType, sizeof(type_raw));
     std::memcpy(&dtype_raw, &it.dataType, sizeof(dtype_raw));
     if (type_raw != HCCL_SEND && type_raw != HCCL_RECV) {
-      hostrt::set_error("%s: sendRecvInfo[%u].sendRecvType (%d) is neither HCCL_SEND nor HCCL_RECV",
-                        api, i, type_raw);
-      return HCCL_E_PARA;
+      return HCCL_FAIL(HCCL_E_PARA, "%s: sendRecvInfo[%u].sendRecvType (%d) is neither HCCL_SEND nor HCCL_RECV",
+                                    api, i, type_raw);
     }
     std::snprintf(arg, sizeof(arg), "sendRecvInfo[%u].dataType", i);
     HCCL_TRY(hccl::check_dtype_raw(dtype_raw, api, arg));

@@ -19,6 +19,7 @@
 #include "hccl/bootstrap/wire.h"
 #include "hccl/net/socket.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 
@@ -41,8 +42,7 @@ class Bootstrap {
   HcclResult fail(HcclResult code, const std::string &msg) {
     failed = code;
     fail_msg = api + ": " + msg;
-    hostrt::set_error("%s", fail_msg.c_str());
-    return code;
+    return HCCL_FAIL(code, "%s", fail_msg.c_str());
   }
 };
 
@@ -87,23 +87,19 @@ HcclResult connect_impl(const RootInfoView &root, uint32_t nranks, uint32_t rank
                         const char *api) {
   if (api == nullptr) api = "HcclCommInitRootInfo";
   if (out == nullptr) {
-    hostrt::set_error("%s: comm is a null pointer", api);
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "%s: comm is a null pointer", api);
   }
   *out = nullptr;
   if (nranks == 0 || nranks > bsnet::kMaxRanks) {
-    hostrt::set_error("%s: nRanks (%u) must be 1 to %u", api, nranks, bsnet::kMaxRanks);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: nRanks (%u) must be 1 to %u", api, nranks, bsnet::kMaxRanks);
   }
   if (rank >= nranks) {
-    hostrt::set_error("%s: rank (%u) is out of range for nRanks %u", api, rank, nranks);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: rank (%u) is out of range for nRanks %u", api, rank, nranks);
   }
   net::SockAddr sa;
   if (std::memchr(root.host, '\0', sizeof(root.host)) == nullptr || !net::parse_addr(root.host, root.port, &sa) ||
       root.port == 0) {
-    hostrt::set_error("%s: rootInfo holds no valid root address (corrupted?)", api);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: rootInfo holds no valid root address (corrupted?)", api);
   }
   Bootstrap *bs;
   try {
@@ -111,8 +107,7 @@ HcclResult connect_impl(const RootInfoView &root, uint32_t nranks, uint32_t rank
     bs->api = api;
     bs->where = sa.str();
   } catch (const std::bad_alloc &) {
-    hostrt::set_error("%s: out of memory", api);
-    return HCCL_E_MEMORY;
+    return HCCL_FAIL(HCCL_E_MEMORY, "%s: out of memory", api);
   }
   bs->nranks = nranks;
   bs->rank = rank;
@@ -210,8 +205,7 @@ HcclResult bootstrap_connect(const RootInfoView &root, uint32_t nranks, uint32_t
   try {
     return connect_impl(root, nranks, rank, out, api);
   } catch (const std::exception &e) {
-    hostrt::set_error("%s: bootstrap failed: %s", api ? api : "HcclCommInitRootInfo", e.what());
-    return HCCL_E_INTERNAL;
+    return HCCL_FAIL(HCCL_E_INTERNAL, "%s: bootstrap failed: %s", api ? api : "HcclCommInitRootInfo", e.what());
   }
 }
 
@@ -225,19 +219,16 @@ void bootstrap_set_api(Bootstrap *bs, const char *api) {
 
 static HcclResult allgather_impl(Bootstrap *bs, const void *mine, size_t bytes, void *all) {
   if (bs->failed != HCCL_SUCCESS) {
-    hostrt::set_error("%s", bs->fail_msg.c_str());
-    return bs->failed;
+    return HCCL_FAIL(bs->failed, "%s", bs->fail_msg.c_str());
   }
   std::string who = "bootstrap allgather (rank " + std::to_string(bs->rank) + " of " + std::to_string(bs->nranks) + "): ";
   if (bytes > 0 && (mine == nullptr || all == nullptr)) {
-    hostrt::set_error("%s: %snull buffer for %zu bytes", bs->api.c_str(), who.c_str(), bytes);
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "%s: %snull buffer for %zu bytes", bs->api.c_str(), who.c_str(), bytes);
   }
   if (bytes > bsnet::kMaxContribution || uint64_t(bytes) * bs->nranks > bsnet::kMaxRoundBytes) {
-    hostrt::set_error("%s: %s%zu bytes per rank exceeds the bootstrap limits (%llu per rank, %llu per round)",
-                      bs->api.c_str(), who.c_str(), bytes, static_cast<unsigned long long>(bsnet::kMaxContribution),
-                      static_cast<unsigned long long>(bsnet::kMaxRoundBytes));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: %s%zu bytes per rank exceeds the bootstrap limits (%llu per rank, %llu per round)",
+                                  bs->api.c_str(), who.c_str(), bytes, static_cast<unsigned long long>(bsnet::kMaxContribution),
+                                  static_cast<unsigned long long>(bsnet::kMaxRoundBytes));
   }
   int timeout = connect_timeout_s();
   Clock::time_point deadline = Clock::now() + std::chrono::seconds(timeout);
@@ -272,8 +263,7 @@ static HcclResult allgather_impl(Bootstrap *bs, const void *mine, size_t bytes, 
 
 HcclResult bootstrap_allgather(Bootstrap *bs, const void *mine, size_t bytes, void *all) {
   if (bs == nullptr) {
-    hostrt::set_error("bootstrap allgather: null bootstrap handle");
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "bootstrap allgather: null bootstrap handle");
   }
   try {
     return allgather_impl(bs, mine, bytes, all);
@@ -307,8 +297,7 @@ HcclResult bootstrap_fail(Bootstrap *bs, HcclResult code, const std::string &msg
   }
   bs->failed = code;
   bs->fail_msg = bs->api + ": " + msg;
-  hostrt::set_error("%s", bs->fail_msg.c_str());
-  return code;
+  return HCCL_FAIL(code, "%s", bs->fail_msg.c_str());
 }
 
 int bootstrap_fd(const Bootstrap *bs) { return bs == nullptr ? -1 : bs->fd; }

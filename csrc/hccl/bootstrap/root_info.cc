@@ -21,6 +21,7 @@
 #include "hccl/net/netif.h"
 #include "hccl/net/socket.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 
@@ -35,13 +36,11 @@ static_assert(sizeof(RootInfoView) <= HCCL_ROOT_INFO_BYTES, "root info view must
 
 HcclResult root_info_create(void *out_blob, size_t blob_bytes) {
   if (out_blob == nullptr) {
-    hostrt::set_error("HcclGetRootInfo: rootInfo is a null pointer");
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "HcclGetRootInfo: rootInfo is a null pointer");
   }
   if (blob_bytes < sizeof(RootInfoView)) {
-    hostrt::set_error("HcclGetRootInfo: root info buffer of %zu bytes is too small (need %zu)", blob_bytes,
-                      sizeof(RootInfoView));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "HcclGetRootInfo: root info buffer of %zu bytes is too small (need %zu)", blob_bytes,
+                                  sizeof(RootInfoView));
   }
   net::LocalAddr local;
   HcclResult r = net::choose_local_addr("HcclGetRootInfo", &local);
@@ -50,8 +49,7 @@ HcclResult root_info_create(void *out_blob, size_t blob_bytes) {
   RootInfoView view{};
   std::memcpy(view.magic, kMagic, sizeof(kMagic));
   if (!fill_random(view.secret, sizeof(view.secret)) || !fill_random(view.job_id, sizeof(view.job_id))) {
-    hostrt::set_error("HcclGetRootInfo: getrandom() failed: %s", bsnet::errno_text(errno).c_str());
-    return HCCL_E_SYSCALL;
+    return HCCL_FAIL(HCCL_E_SYSCALL, "HcclGetRootInfo: getrandom() failed: %s", bsnet::errno_text(errno).c_str());
   }
   net::SockAddr bound;
   int fd = net::listen_on(local.addr, "HcclGetRootInfo", &bound, &r);
@@ -81,27 +79,23 @@ HcclResult root_info_create(void *out_blob, size_t blob_bytes) {
 HcclResult root_info_parse(const void *blob, RootInfoView *view, const char *api) {
   if (api == nullptr) api = "HcclCommInitRootInfo";
   if (blob == nullptr || view == nullptr) {
-    hostrt::set_error("%s: rootInfo is a null pointer", api);
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "%s: rootInfo is a null pointer", api);
   }
   RootInfoView v;
   std::memcpy(&v, blob, sizeof(v));
   if (std::memcmp(v.magic, kMagic, sizeof(kMagic)) != 0) {
-    hostrt::set_error("%s: rootInfo is not a root info made by HcclGetRootInfo (bad magic)", api);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: rootInfo is not a root info made by HcclGetRootInfo (bad magic)", api);
   }
   v.version = le32toh(v.version);
   v.port = le16toh(v.port);
   if (v.version != kVersion) {
-    hostrt::set_error("%s: rootInfo has version %u, this library reads version %u",
-                      api, v.version, kVersion);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: rootInfo has version %u, this library reads version %u",
+                                  api, v.version, kVersion);
   }
   net::SockAddr a;
   if (std::memchr(v.host, '\0', sizeof(v.host)) == nullptr || !net::parse_addr(v.host, v.port, &a) ||
       v.port == 0) {
-    hostrt::set_error("%s: rootInfo holds no valid root address (corrupted?)", api);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: rootInfo holds no valid root address (corrupted?)", api);
   }
   *view = v;
   return HCCL_SUCCESS;

@@ -26,6 +26,7 @@
 #include "hccl/net/addr.h"
 #include "runtime/hostrt.h"
 #include "common/log.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace bsnet {
@@ -376,8 +377,7 @@ HcclResult start_server(const ServerConfig &cfg) {
       delete server;
     else
       close_fd(cfg.listen_fd);
-    hostrt::set_error("HcclGetRootInfo: cannot start the bootstrap server thread: %s", e.what());
-    return HCCL_E_INTERNAL;
+    return HCCL_FAIL(HCCL_E_INTERNAL, "HcclGetRootInfo: cannot start the bootstrap server thread: %s", e.what());
   }
 }
 

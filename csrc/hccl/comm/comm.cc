@@ -11,6 +11,7 @@
 #include "common/env.h"
 #include "hccl/bootstrap/bootstrap.h"
 #include "hccl/transport/engine.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace {
@@ -206,9 +207,8 @@ HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api, int64_t tim
     comm->cv.wait_for(lock, std::chrono::seconds(2), [&] { return comm->in_flight == 0; });
     comm->destroyed = true;
     lock.unlock();
-    hostrt::set_error("%s: %d operation(s) did not finish within %lld ms and were aborted: %s",
-                      api, n, static_cast<long long>(timeout_ms), what.c_str());
-    return HCCL_E_TIMEOUT;
+    return HCCL_FAIL(HCCL_E_TIMEOUT, "%s: %d operation(s) did not finish within %lld ms and were aborted: %s",
+                                     api, n, static_cast<long long>(timeout_ms), what.c_str());
   }
   const bool heard = failed && told(*comm);  // the flight record is under mu
   comm->destroyed = true;
@@ -223,14 +223,12 @@ HcclResult comm_destroy(std::shared_ptr<Comm> comm, const char *api, int64_t tim
     if (timeout_ms >= 0) ms = std::min<int64_t>(ms, timeout_ms);
     WaitError e;
     if (comm->engine->linger(common::now_ns() + ms * 1000000, &e) != HCCL_SUCCESS) {
-      hostrt::set_error("%s: %s", api, e.what.c_str());
-      return e.code;
+      return HCCL_FAIL(e.code, "%s: %s", api, e.what.c_str());
     }
   }
   if (!drained && !failed) {
-    hostrt::set_error("%s: operations of the communicator did not finish within %lld s; "
-                      "it was destroyed anyway", api, limit_s);
-    return HCCL_E_TIMEOUT;
+    return HCCL_FAIL(HCCL_E_TIMEOUT, "%s: operations of the communicator did not finish within %lld s; "
+                                     "it was destroyed anyway", api, limit_s);
   }
   return HCCL_SUCCESS;
 }

@@ -23,6 +23,7 @@
 #include "hccl/transport/engine.h"
 #include "hccl/transport/self.h"
 #include "hccl/transport/tcp/setup.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace {
@@ -225,8 +226,7 @@ HcclResult comm_init(uint32_t nranks, const HcclRootInfo *root, uint32_t rank,
   const bool cancelled = r != HCCL_SUCCESS && common::setup_cancelled();
   common::setup_end();
   if (cancelled) {
-    hostrt::set_error("%s: rank %u: set-up was interrupted (PyhcclCancelSetups)", api, rank);
-    return HCCL_E_UNAVAIL;
+    return HCCL_FAIL(HCCL_E_UNAVAIL, "%s: rank %u: set-up was interrupted (PyhcclCancelSetups)", api, rank);
   }
   if (r != HCCL_SUCCESS) {
     // The rendezvous lives in the root's process: give it a moment to tell

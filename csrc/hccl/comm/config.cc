@@ -10,6 +10,7 @@
 #include "hccl/bootstrap/bootstrap.h"
 #include "runtime/hostrt.h"
 #include "common/log.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace {
@@ -96,38 +97,33 @@ HcclResult read_comm_config(const HcclCommConfig *config, const char *api, CommS
   std::memcpy(&magic, config->reserved + 8, sizeof(magic));
   std::memcpy(&version, config->reserved + 12, sizeof(version));
   if (magic != HCCL_COMM_CONFIG_MAGIC_WORD) {
-    hostrt::set_error("%s: config has magic word 0x%08x, expected 0x%08x (initialise it with "
-                      "HcclCommConfigInit)", api, magic, HCCL_COMM_CONFIG_MAGIC_WORD);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: config has magic word 0x%08x, expected 0x%08x (initialise it with "
+                                  "HcclCommConfigInit)", api, magic, HCCL_COMM_CONFIG_MAGIC_WORD);
   }
   if (size < HCCL_COMM_CONFIG_INFO_BYTES + 8 || version == 0) {
-    hostrt::set_error("%s: config header is invalid (size %zu, version %u)", api, size, version);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: config header is invalid (size %zu, version %u)", api, size, version);
   }
   ConfigReader rd(config, size, version);
 
   uint32_t buffer_mb = HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET;
   if (rd.get(kOffBufferSize, 1, &buffer_mb) && buffer_mb != HCCL_COMM_BUFFSIZE_CONFIG_NOT_SET) {
     if (buffer_mb == 0 || buffer_mb > kMaxBufferMb) {
-      hostrt::set_error("%s: config hcclBufferSize is %u (MB); it must be between 1 and %u "
-                        "(1 TiB), as HCCL_BUFFSIZE",
-                        api, buffer_mb, kMaxBufferMb);
-      return HCCL_E_PARA;
+      return HCCL_FAIL(HCCL_E_PARA, "%s: config hcclBufferSize is %u (MB); it must be between 1 and %u "
+                                    "(1 TiB), as HCCL_BUFFSIZE",
+                                    api, buffer_mb, kMaxBufferMb);
     }
     out->buffer_mb = buffer_mb;
   }
   uint32_t det_cfg = HCCL_COMM_DETERMINISTIC_CONFIG_NOT_SET;
   if (rd.get(kOffDeterministic, 1, &det_cfg) && det_cfg != HCCL_COMM_DETERMINISTIC_CONFIG_NOT_SET) {
     if (det_cfg > 2) {
-      hostrt::set_error("%s: config hcclDeterministic is %u; expected 0, 1 or 2", api, det_cfg);
-      return HCCL_E_PARA;
+      return HCCL_FAIL(HCCL_E_PARA, "%s: config hcclDeterministic is %u; expected 0, 1 or 2", api, det_cfg);
     }
     out->deterministic = det_cfg;
   }
   if (rd.get_string(kOffCommName, COMM_NAME_MAX_LENGTH, kSinceName, &out->name) < 0) {
-    hostrt::set_error("%s: config hcclCommName is not NUL-terminated within %u bytes", api,
-                      COMM_NAME_MAX_LENGTH);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: config hcclCommName is not NUL-terminated within %u bytes", api,
+                                  COMM_NAME_MAX_LENGTH);
   }
   uint32_t mode = 0;
   if (rd.get(kOffOpExpansion, kSinceOpExpansion, &mode)) out->op_expansion_mode = mode;
@@ -136,16 +132,14 @@ HcclResult read_comm_config(const HcclCommConfig *config, const char *api, CommS
   if (rd.get(kOffExecTimeOut, kSinceExecTimeOut, &timeout) && timeout > 0)
     out->exec_timeout_s = timeout;
   if (rd.get_string(kOffAlgo, HCCL_COMM_ALGO_MAX_LENGTH, kSinceExecTimeOut, &out->algo) < 0) {
-    hostrt::set_error("%s: config hcclAlgo is not NUL-terminated within %u bytes", api,
-                      HCCL_COMM_ALGO_MAX_LENGTH);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: config hcclAlgo is not NUL-terminated within %u bytes", api,
+                                  HCCL_COMM_ALGO_MAX_LENGTH);
   }
   uint64_t symwin_gb = 0;
   if (rd.get(kOffSymWinMax, kSinceSymWinMax, &symwin_gb)) {
     if (symwin_gb == 0 || symwin_gb > (1ull << 20)) {
-      hostrt::set_error("%s: config hcclSymWinMaxMemSizePerRank is %llu (GB); it must be "
-                        "between 1 and 1048576", api, static_cast<unsigned long long>(symwin_gb));
-      return HCCL_E_PARA;
+      return HCCL_FAIL(HCCL_E_PARA, "%s: config hcclSymWinMaxMemSizePerRank is %llu (GB); it must be "
+                                    "between 1 and 1048576", api, static_cast<unsigned long long>(symwin_gb));
     }
     out->symwin_max_gb = symwin_gb;
   }

@@ -19,6 +19,7 @@
 #include "hccl/codes.h"
 #include "hccl/comm/op_errors.h"
 #include "hccl/comm/comm.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace {
@@ -241,8 +242,7 @@ HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream
     guard->ran = true;  // never queued: undone here instead
     --comm->next_ticket;
     --comm->in_flight;
-    hostrt::set_error("%s: could not enqueue on the stream (aclError %d)", guard->op.api, e);
-    return HCCL_E_RUNTIME;
+    return HCCL_FAIL(HCCL_E_RUNTIME, "%s: could not enqueue on the stream (aclError %d)", guard->op.api, e);
   }
   return HCCL_SUCCESS;
 }

@@ -7,6 +7,7 @@
 #include "hccl/algo/ctx.h"
 #include "hccl/api/enqueue.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace {
@@ -36,20 +37,17 @@ struct DoneSignal {
 HcclResult comm_host_call(const std::shared_ptr<Comm> &comm, OpKind kind, const char *api,
                           uint64_t tag, std::function<HcclResult(Ctx &)> fn) {
   if (group_active()) {
-    hostrt::set_error("%s: cannot be called between HcclGroupStart and HcclGroupEnd", api);
-    return HCCL_E_NOT_SUPPORT;
+    return HCCL_FAIL(HCCL_E_NOT_SUPPORT, "%s: cannot be called between HcclGroupStart and HcclGroupEnd", api);
   }
   if (hostrt::current_device() < 0) {
-    hostrt::set_error("%s: no device is set on this thread (call aclrtSetDevice(%d), the "
-                      "communicator's device)", api, comm->device);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: no device is set on this thread (call aclrtSetDevice(%d), the "
+                                  "communicator's device)", api, comm->device);
   }
   // A private stream of the current device: what runs on it (and a failure
   // it ends with) is none of the user's streams' business.
   aclrtStream priv = nullptr;
   if (aclrtCreateStream(&priv) != ACL_SUCCESS) {
-    hostrt::set_error("%s: cannot create a stream: %s", api, hostrt::last_error());
-    return HCCL_E_RUNTIME;
+    return HCCL_FAIL(HCCL_E_RUNTIME, "%s: cannot create a stream: %s", api, hostrt::last_error());
   }
   struct StreamGone {
     aclrtStream s;
@@ -59,16 +57,14 @@ HcclResult comm_host_call(const std::shared_ptr<Comm> &comm, OpKind kind, const 
   std::shared_ptr<hostrt::Stream> s = hostrt::acquire_stream(priv, api, &aerr);
   if (!s) return HCCL_E_RUNTIME;
   if (hostrt::stream_device(s.get()) != comm->device) {
-    hostrt::set_error("%s: the current device is %d, the communicator's is %d (call "
-                      "aclrtSetDevice(%d) first)", api, hostrt::stream_device(s.get()),
-                      comm->device, comm->device);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: the current device is %d, the communicator's is %d (call "
+                                  "aclrtSetDevice(%d) first)", api, hostrt::stream_device(s.get()),
+                                  comm->device, comm->device);
   }
   std::string why;
   HcclResult failed = comm->error(&why);
   if (failed != HCCL_SUCCESS) {
-    hostrt::set_error("%s: the communicator failed earlier: %s", api, why.c_str());
-    return failed;
+    return HCCL_FAIL(failed, "%s: the communicator failed earlier: %s", api, why.c_str());
   }
   auto st = std::make_shared<CallState>();
   auto signal = std::make_shared<DoneSignal>();
@@ -91,12 +87,10 @@ HcclResult comm_host_call(const std::shared_ptr<Comm> &comm, OpKind kind, const 
   if (!st->ran) {
     HcclResult code = comm->error(&why);
     if (code != HCCL_SUCCESS) {
-      hostrt::set_error("%s: did not run: the communicator failed: %s", api, why.c_str());
-      return code;
+      return HCCL_FAIL(code, "%s: did not run: the communicator failed: %s", api, why.c_str());
     }
-    hostrt::set_error("%s: did not run (the communicator was destroyed, or its stream skips "
-                      "tasks after an earlier failure)", api);
-    return HCCL_E_INTERNAL;
+    return HCCL_FAIL(HCCL_E_INTERNAL, "%s: did not run (the communicator was destroyed, or its stream skips "
+                                      "tasks after an earlier failure)", api);
   }
   if (st->rc != HCCL_SUCCESS) hostrt::set_error("%s: %s", api, st->what.c_str());
   return st->rc;

@@ -14,6 +14,7 @@
 #include "hccl/comm/sub_comm.h"
 #include "hccl/hccl.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace {
@@ -52,27 +53,23 @@ size_t first_cause(const std::vector<RankResult> &res) {
 
 HcclResult comm_init_all(uint32_t ndev, const int32_t *devices, HcclComm *comms, const char *api) {
   if (devices == nullptr || comms == nullptr) {
-    hostrt::set_error("%s: %s is NULL", api, devices == nullptr ? "devices" : "comms");
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "%s: %s is NULL", api, devices == nullptr ? "devices" : "comms");
   }
   uint32_t count = 0;
   if (aclrtGetDeviceCount(&count) != ACL_SUCCESS) return HCCL_E_RUNTIME;
   if (ndev == 0 || ndev > count) {
-    hostrt::set_error("%s: ndev (%u) must be between 1 and the device count (%u)", api, ndev,
-                      count);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: ndev (%u) must be between 1 and the device count (%u)", api, ndev,
+                                  count);
   }
   std::set<int32_t> seen;
   for (uint32_t i = 0; i < ndev; ++i) {
     if (devices[i] < 0 || static_cast<uint32_t>(devices[i]) >= count) {
-      hostrt::set_error("%s: devices[%u] (%d) is not a device (there are %u)", api, i, devices[i],
-                        count);
-      return HCCL_E_PARA;
+      return HCCL_FAIL(HCCL_E_PARA, "%s: devices[%u] (%d) is not a device (there are %u)", api, i, devices[i],
+                                    count);
     }
     if (!seen.insert(devices[i]).second) {
-      hostrt::set_error("%s: devices[%u] (%d) is listed twice (one rank per device)", api, i,
-                        devices[i]);
-      return HCCL_E_PARA;
+      return HCCL_FAIL(HCCL_E_PARA, "%s: devices[%u] (%d) is listed twice (one rank per device)", api, i,
+                                    devices[i]);
     }
   }
   for (uint32_t i = 0; i < ndev; ++i) comms[i] = nullptr;
@@ -101,9 +98,8 @@ HcclResult comm_init_all(uint32_t ndev, const int32_t *devices, HcclComm *comms,
   }
   for (RankResult &x : res)
     if (x.comm != nullptr) HcclCommDestroy(x.comm);
-  hostrt::set_error("%s: rank %zu (device %d) failed: %s", api, bad, devices[bad],
-                    res[bad].msg.c_str());
-  return res[bad].rc;
+  return HCCL_FAIL(res[bad].rc, "%s: rank %zu (device %d) failed: %s", api, bad, devices[bad],
+                                res[bad].msg.c_str());
 }
 
 }  // namespace hccl

@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace {
@@ -34,43 +35,36 @@ bool overlaps(uintptr_t a, uint64_t an, uintptr_t b, uint64_t bn) { return a < b
 HcclResult memrange_set(const Comm &c, void *base, size_t size, size_t alignment, uint64_t flags,
                         const char *api) {
   if (base == nullptr) {
-    hostrt::set_error("%s: baseVirPtr is NULL", api);
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "%s: baseVirPtr is NULL", api);
   }
   if (size == 0) {
-    hostrt::set_error("%s: size is 0", api);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: size is 0", api);
   }
   if (alignment != 0 || flags != 0) {
-    hostrt::set_error("%s: %s (%llu) must be 0 (reserved, as on CANN)", api,
-                      alignment != 0 ? "alignment" : "flags",
-                      static_cast<unsigned long long>(alignment != 0 ? alignment : flags));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: %s (%llu) must be 0 (reserved, as on CANN)", api,
+                                  alignment != 0 ? "alignment" : "flags",
+                                  static_cast<unsigned long long>(alignment != 0 ? alignment : flags));
   }
   if (c.topo.nhosts() > 1) {
-    hostrt::set_error("%s: the communicator spans %d hosts; memory ranges are for communicators "
-                      "within one server (as on CANN)", api, c.topo.nhosts());
-    return HCCL_E_NOT_SUPPORT;
+    return HCCL_FAIL(HCCL_E_NOT_SUPPORT, "%s: the communicator spans %d hosts; memory ranges are for communicators "
+                                         "within one server (as on CANN)", api, c.topo.nhosts());
   }
   hostrt::VmmInfo info;
   if (!hostrt::vmm_describe(base, &info) || info.res_base != base) {
-    hostrt::set_error("%s: baseVirPtr %p is not the start of a range reserved with "
-                      "aclrtReserveMemAddress", api, base);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: baseVirPtr %p is not the start of a range reserved with "
+                                  "aclrtReserveMemAddress", api, base);
   }
   if (size > info.res_size) {
-    hostrt::set_error("%s: size (%zu) exceeds the reservation at %p (%llu bytes)", api, size, base,
-                      static_cast<unsigned long long>(info.res_size));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: size (%zu) exceeds the reservation at %p (%llu bytes)", api, size, base,
+                                  static_cast<unsigned long long>(info.res_size));
   }
   Table &t = table();
   std::lock_guard<std::mutex> lock(t.mu);
   for (const auto &r : t.ranges) {
     if (overlaps(addr(base), size, r.first, r.second)) {
-      hostrt::set_error("%s: [baseVirPtr %p, +%zu) overlaps the memory range set at [%p, +%llu)",
-                        api, base, size, reinterpret_cast<void *>(r.first),
-                        static_cast<unsigned long long>(r.second));
-      return HCCL_E_PARA;
+      return HCCL_FAIL(HCCL_E_PARA, "%s: [baseVirPtr %p, +%zu) overlaps the memory range set at [%p, +%llu)",
+                                    api, base, size, reinterpret_cast<void *>(r.first),
+                                    static_cast<unsigned long long>(r.second));
     }
   }
   t.ranges[addr(base)] = size;
@@ -80,24 +74,21 @@ HcclResult memrange_set(const Comm &c, void *base, size_t size, size_t alignment
 HcclResult memrange_unset(const Comm &c, void *base, const char *api) {
   (void)c;
   if (base == nullptr) {
-    hostrt::set_error("%s: baseVirPtr is NULL", api);
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "%s: baseVirPtr is NULL", api);
   }
   Table &t = table();
   std::lock_guard<std::mutex> lock(t.mu);
   auto it = t.ranges.find(addr(base));
   if (it == t.ranges.end()) {
-    hostrt::set_error("%s: no memory range was set at baseVirPtr %p (HcclCommSetMemoryRange)", api,
-                      base);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: no memory range was set at baseVirPtr %p (HcclCommSetMemoryRange)", api,
+                                  base);
   }
   for (const auto &per_comm : t.active) {
     for (const auto &a : per_comm.second) {
       if (overlaps(a.first, a.second.size, it->first, it->second)) {
-        hostrt::set_error("%s: memory at %p inside the range is still activated "
-                          "(HcclCommDeactivateCommMemory first)", api,
-                          reinterpret_cast<void *>(a.first));
-        return HCCL_E_PARA;
+        return HCCL_FAIL(HCCL_E_PARA, "%s: memory at %p inside the range is still activated "
+                                      "(HcclCommDeactivateCommMemory first)", api,
+                                      reinterpret_cast<void *>(a.first));
       }
     }
   }
@@ -108,38 +99,31 @@ HcclResult memrange_unset(const Comm &c, void *base, const char *api) {
 HcclResult memory_activate(const Comm &c, void *ptr, size_t size, size_t offset,
                            aclrtDrvMemHandle handle, uint64_t flags, const char *api) {
   if (ptr == nullptr || handle == nullptr) {
-    hostrt::set_error("%s: %s is NULL", api, ptr == nullptr ? "virPtr" : "handle");
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "%s: %s is NULL", api, ptr == nullptr ? "virPtr" : "handle");
   }
   if (size == 0) {
-    hostrt::set_error("%s: size is 0", api);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: size is 0", api);
   }
   if (offset != 0 || flags != 0) {
-    hostrt::set_error("%s: %s (%llu) must be 0 (reserved, as on CANN)", api,
-                      offset != 0 ? "offset" : "flags",
-                      static_cast<unsigned long long>(offset != 0 ? offset : flags));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: %s (%llu) must be 0 (reserved, as on CANN)", api,
+                                  offset != 0 ? "offset" : "flags",
+                                  static_cast<unsigned long long>(offset != 0 ? offset : flags));
   }
   hostrt::VmmInfo info;
   if (!hostrt::vmm_describe(ptr, &info) || !info.mapped) {
-    hostrt::set_error("%s: nothing is mapped at virPtr %p (aclrtMapMem it first)", api, ptr);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: nothing is mapped at virPtr %p (aclrtMapMem it first)", api, ptr);
   }
   if (info.map_base != ptr) {
-    hostrt::set_error("%s: virPtr %p is inside the mapping at %p; pass the address given to "
-                      "aclrtMapMem", api, ptr, info.map_base);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: virPtr %p is inside the mapping at %p; pass the address given to "
+                                  "aclrtMapMem", api, ptr, info.map_base);
   }
   if (info.handle != handle) {
-    hostrt::set_error("%s: handle %p is not the physical memory mapped at virPtr %p (%p is)", api,
-                      handle, ptr, info.handle);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: handle %p is not the physical memory mapped at virPtr %p (%p is)", api,
+                                  handle, ptr, info.handle);
   }
   if (size > info.map_size) {
-    hostrt::set_error("%s: size (%zu) exceeds the mapping at %p (%llu bytes)", api, size, ptr,
-                      static_cast<unsigned long long>(info.map_size));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: size (%zu) exceeds the mapping at %p (%llu bytes)", api, size, ptr,
+                                  static_cast<unsigned long long>(info.map_size));
   }
   Table &t = table();
   std::lock_guard<std::mutex> lock(t.mu);
@@ -147,23 +131,20 @@ HcclResult memory_activate(const Comm &c, void *ptr, size_t size, size_t offset,
   for (const auto &r : t.ranges)
     in_range = in_range || (addr(ptr) >= r.first && addr(ptr) + size <= r.first + r.second);
   if (!in_range) {
-    hostrt::set_error("%s: [virPtr %p, +%zu) is not inside a memory range set with "
-                      "HcclCommSetMemoryRange", api, ptr, size);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: [virPtr %p, +%zu) is not inside a memory range set with "
+                                  "HcclCommSetMemoryRange", api, ptr, size);
   }
   auto &mine = t.active[c.id];
   for (const auto &a : mine) {
     if (overlaps(addr(ptr), size, a.first, a.second.size)) {
-      hostrt::set_error("%s: [virPtr %p, +%zu) overlaps memory already activated at [%p, +%llu)",
-                        api, ptr, size, reinterpret_cast<void *>(a.first),
-                        static_cast<unsigned long long>(a.second.size));
-      return HCCL_E_PARA;
+      return HCCL_FAIL(HCCL_E_PARA, "%s: [virPtr %p, +%zu) overlaps memory already activated at [%p, +%llu)",
+                                    api, ptr, size, reinterpret_cast<void *>(a.first),
+                                    static_cast<unsigned long long>(a.second.size));
     }
   }
   std::shared_ptr<const void> pin = hostrt::pin_memory(ptr, size);
   if (!pin) {
-    hostrt::set_error("%s: cannot pin the mapping at %p", api, ptr);
-    return HCCL_E_INTERNAL;
+    return HCCL_FAIL(HCCL_E_INTERNAL, "%s: cannot pin the mapping at %p", api, ptr);
   }
   mine[addr(ptr)] = Active{size, std::move(pin)};
   return HCCL_SUCCESS;
@@ -171,8 +152,7 @@ HcclResult memory_activate(const Comm &c, void *ptr, size_t size, size_t offset,
 
 HcclResult memory_deactivate(const Comm &c, void *ptr, const char *api) {
   if (ptr == nullptr) {
-    hostrt::set_error("%s: virPtr is NULL", api);
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "%s: virPtr is NULL", api);
   }
   Table &t = table();
   std::lock_guard<std::mutex> lock(t.mu);
@@ -180,9 +160,8 @@ HcclResult memory_deactivate(const Comm &c, void *ptr, const char *api) {
   auto it = per == t.active.end() ? std::map<uintptr_t, Active>::iterator()
                                   : per->second.find(addr(ptr));
   if (per == t.active.end() || it == per->second.end()) {
-    hostrt::set_error("%s: virPtr %p is not memory this communicator activated "
-                      "(HcclCommActivateCommMemory)", api, ptr);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: virPtr %p is not memory this communicator activated "
+                                  "(HcclCommActivateCommMemory)", api, ptr);
   }
   per->second.erase(it);
   if (per->second.empty()) t.active.erase(per);

@@ -30,6 +30,7 @@
 #include "hccl/comm/config.h"
 #include "hccl/comm/host_call.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace {
@@ -191,8 +192,7 @@ HcclResult sub_comm_create(const std::shared_ptr<Comm> &parent, uint32_t rank_nu
   });
   if (r != HCCL_SUCCESS) return r;
   if (!refused.empty()) {
-    hostrt::set_error("%s: %s", api, refused.c_str());
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: %s", api, refused.c_str());
   }
   if (!member) return HCCL_SUCCESS;
   {
@@ -204,9 +204,8 @@ HcclResult sub_comm_create(const std::shared_ptr<Comm> &parent, uint32_t rank_nu
     if (!inv.ok) copy_why(inv.why, sizeof(inv.why), hostrt::last_error());
   }
   if (!inv.ok) {
-    hostrt::set_error("%s: rank %u (the group's first rank) could not open its rendezvous: %s",
-                      api, rank_ids[0], inv.why);
-    return HCCL_E_INTERNAL;
+    return HCCL_FAIL(HCCL_E_INTERNAL, "%s: rank %u (the group's first rank) could not open its rendezvous: %s",
+                                      api, rank_ids[0], inv.why);
   }
   // Named "{parent}_sub_{subCommId}" unless the config names it (as CANN does).
   HcclCommConfig named;

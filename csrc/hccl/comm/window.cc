@@ -21,6 +21,7 @@
 #include "hccl/comm/host_call.h"
 #include "hccl/transport/engine.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace {
@@ -186,8 +187,7 @@ HcclResult window_register(const std::shared_ptr<Comm> &c, void *addr, uint64_t 
   });
   if (r != HCCL_SUCCESS) return r;
   if (!refused.empty()) {
-    hostrt::set_error("%s: %s", api, refused.c_str());
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: %s", api, refused.c_str());
   }
   // Registered on every rank: number it, publish it.
   std::shared_ptr<const WindowSet> now = comm_windows(*c);
@@ -210,8 +210,7 @@ HcclResult window_register(const std::shared_ptr<Comm> &c, void *addr, uint64_t 
 
 HcclResult window_deregister(HcclCommSymWindow handle, const char *api) {
   if (handle == nullptr) {
-    hostrt::set_error("%s: winHandle is NULL", api);
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "%s: winHandle is NULL", api);
   }
   std::shared_ptr<SymWindow> win;
   {
@@ -221,9 +220,8 @@ HcclResult window_deregister(HcclCommSymWindow handle, const char *api) {
   }
   std::shared_ptr<Comm> c = win ? comm_lookup(reinterpret_cast<HcclComm>(win->comm_id)) : nullptr;
   if (!c) {
-    hostrt::set_error("%s: winHandle %p is not a registered window (deregistered, its "
-                      "communicator destroyed, or never registered)", api, handle);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: winHandle %p is not a registered window (deregistered, its "
+                                  "communicator destroyed, or never registered)", api, handle);
   }
   // Every rank must name the window registered in the same call.
   uint64_t mine = win->seq;
@@ -241,8 +239,7 @@ HcclResult window_deregister(HcclCommSymWindow handle, const char *api) {
   });
   if (r != HCCL_SUCCESS) return r;
   if (!refused.empty()) {
-    hostrt::set_error("%s: %s", api, refused.c_str());
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: %s", api, refused.c_str());
   }
   std::shared_ptr<const WindowSet> now = comm_windows(*c);
   auto next = std::make_shared<WindowSet>(*now);

@@ -13,6 +13,7 @@
 #include "hccl/net/addr.h"
 #include "common/sha256.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace launch {
@@ -52,23 +53,20 @@ HcclResult rendezvous_addr(const char *api, const std::string &group, bool liste
   bool have_host = host != nullptr && *host != '\0', have_port = port_s != nullptr && *port_s != '\0';
   if (!have_host && !have_port) return unix_addr(group, out);
   if (!have_host || !have_port) {
-    hostrt::set_error("%s: %s is set but %s is not: set both (rank 0's address and port) for ranks on "
-                      "several hosts, or neither for ranks on one host",
-                      api, have_host ? "MASTER_ADDR" : "MASTER_PORT", have_host ? "MASTER_PORT" : "MASTER_ADDR");
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: %s is set but %s is not: set both (rank 0's address and port) for ranks on "
+                                  "several hosts, or neither for ranks on one host",
+                                  api, have_host ? "MASTER_ADDR" : "MASTER_PORT", have_host ? "MASTER_PORT" : "MASTER_ADDR");
   }
   int64_t port = 0;
   if (!common::parse_int64(port_s, &port) || port < 1 || port > 65535) {
-    hostrt::set_error("%s: MASTER_PORT (\"%s\") is not a port number (1 to 65535)", api, port_s);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: MASTER_PORT (\"%s\") is not a port number (1 to 65535)", api, port_s);
   }
   // torchrun's agent keeps its own store on MASTER_PORT (and says so to its
   // workers): the group then meets on the next port.
   const char *agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
   bool torchrun = agent != nullptr && (std::strcmp(agent, "True") == 0 || std::strcmp(agent, "1") == 0);
   if (torchrun && ++port > 65535) {
-    hostrt::set_error("%s: MASTER_PORT (65535) has no next port for pyhccl beside torchrun's store", api);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: MASTER_PORT (65535) has no next port for pyhccl beside torchrun's store", api);
   }
   // MASTER_ADDR may be a host name, as with torch.
   addrinfo hints{}, *res = nullptr;
@@ -76,8 +74,7 @@ HcclResult rendezvous_addr(const char *api, const std::string &group, bool liste
   hints.ai_family = AF_UNSPEC;
   int gai = ::getaddrinfo(host, nullptr, &hints, &res);
   if (gai != 0 || res == nullptr) {
-    hostrt::set_error("%s: MASTER_ADDR (\"%s\") does not resolve: %s", api, host, gai_strerror(gai));
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: MASTER_ADDR (\"%s\") does not resolve: %s", api, host, gai_strerror(gai));
   }
   addrinfo *pick = res;  // IPv4 first, as torch's store does
   for (addrinfo *a = res; a != nullptr; a = a->ai_next)

@@ -11,6 +11,7 @@
 #include "hccl/hccl_host.h"
 #include "hccl/launch/rendezvous.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 struct PyhcclRendezvousImpl {
   hccl::launch::GroupServer *server = nullptr;  // rank 0 only
@@ -25,13 +26,11 @@ HcclResult rendezvous_open(const char *api, const char *group, uint32_t nranks, 
   HCCL_TRY(check_ptr(root_info, api, "rootInfo"));
   size_t len = strnlen(group, kMaxGroupBytes + 1);
   if (len == 0 || len > kMaxGroupBytes) {
-    hostrt::set_error("%s: group must be a name of 1 to %zu bytes (got %s)", api, kMaxGroupBytes,
-                      len == 0 ? "an empty string" : "a longer one");
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: group must be a name of 1 to %zu bytes (got %s)", api, kMaxGroupBytes,
+                                  len == 0 ? "an empty string" : "a longer one");
   }
   if (nranks == 0 || nranks > 65536) {
-    hostrt::set_error("%s: nRanks (%u) must be between 1 and 65536", api, nranks);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: nRanks (%u) must be between 1 and 65536", api, nranks);
   }
   HCCL_TRY(check_rank(rank, nranks, api, "rank"));
   const std::string name(group, len);
@@ -78,8 +77,7 @@ HcclResult PyhcclRendezvousOpen(const char *group, uint32_t nRanks, uint32_t ran
   *rendezvous = nullptr;
   auto *h = new (std::nothrow) PyhcclRendezvousImpl;
   if (h == nullptr) {
-    hostrt::set_error("%s: out of memory", api);
-    return HCCL_E_MEMORY;
+    return HCCL_FAIL(HCCL_E_MEMORY, "%s: out of memory", api);
   }
   std::string note;
   common::setup_begin();  // PyhcclCancelSetups ends the wait

@@ -16,6 +16,7 @@
 #include "hccl/launch/rendezvous.h"
 #include "hccl/launch/rendezvous_wire.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace launch {
@@ -103,8 +104,7 @@ HcclResult fetch_root_info(const char *api, const RendezvousAddr &addr, const st
   std::string last = "nobody listens there yet";
   for (;;) {
     if (common::setup_cancelled()) {
-      hostrt::set_error("%s: %s: cancelled while waiting for rank 0", api, who.c_str());
-      return HCCL_E_UNAVAIL;
+      return HCCL_FAIL(HCCL_E_UNAVAIL, "%s: %s: cancelled while waiting for rank 0", api, who.c_str());
     }
     int err = 0;
     int fd = dial_once(addr, std::min(deadline, Clock::now() + std::chrono::seconds(2)), &err);
@@ -114,9 +114,8 @@ HcclResult fetch_root_info(const char *api, const RendezvousAddr &addr, const st
       socklen_t len = sizeof(cred);
       if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0 || cred.uid != getuid()) {
         net::close_fd(fd);
-        hostrt::set_error("%s: %s: the group's socket on this host is held by another user's process "
-                          "(pid %d, uid %u): choose another group name", api, who.c_str(), cred.pid, cred.uid);
-        return HCCL_E_UNAVAIL;
+        return HCCL_FAIL(HCCL_E_UNAVAIL, "%s: %s: the group's socket on this host is held by another user's process "
+                                         "(pid %d, uid %u): choose another group name", api, who.c_str(), cred.pid, cred.uid);
       }
     }
     if (fd >= 0) {
@@ -129,20 +128,17 @@ HcclResult fetch_root_info(const char *api, const RendezvousAddr &addr, const st
         return HCCL_SUCCESS;
       }
       if (io == Io::kOk) {
-        hostrt::set_error("%s: %s: %s", api, who.c_str(), msg.c_str());
-        return code;
+        return HCCL_FAIL(code, "%s: %s: %s", api, who.c_str(), msg.c_str());
       }
       if (io == Io::kError && !once) {
-        hostrt::set_error("%s: %s: %s answered, but not as a pyhccl group rendezvous (another program on "
-                          "that port?)", api, who.c_str(), addr.text.c_str());
-        return HCCL_E_TCP_TRANSFER;
+        return HCCL_FAIL(HCCL_E_TCP_TRANSFER, "%s: %s: %s answered, but not as a pyhccl group rendezvous (another program on "
+                                              "that port?)", api, who.c_str(), addr.text.c_str());
       }
       last = io == Io::kTimeout ? "it did not answer" : "it closed the connection without answering";
     } else if (err != ECONNREFUSED && err != EAGAIN && err != ENOENT && err != ETIMEDOUT && err != EHOSTUNREACH &&
                err != ENETUNREACH && err != ECONNRESET) {
-      hostrt::set_error("%s: %s: cannot reach rank 0 at %s: %s", api, who.c_str(), addr.text.c_str(),
-                        net::errno_text(err).c_str());
-      return HCCL_E_TCP_CONNECT;
+      return HCCL_FAIL(HCCL_E_TCP_CONNECT, "%s: %s: cannot reach rank 0 at %s: %s", api, who.c_str(), addr.text.c_str(),
+                                           net::errno_text(err).c_str());
     } else if (err != ECONNREFUSED) {
       last = net::errno_text(err);
     }
@@ -152,15 +148,13 @@ HcclResult fetch_root_info(const char *api, const RendezvousAddr &addr, const st
     backoff = std::min(backoff * 2, std::chrono::milliseconds(250));
   }
   if (once) {
-    hostrt::set_error("%s: %s: %s is in use, but what holds it did not answer as a pyhccl group (%s)", api,
-                      who.c_str(), addr.text.c_str(), last.c_str());
-    return HCCL_E_UNAVAIL;
+    return HCCL_FAIL(HCCL_E_UNAVAIL, "%s: %s: %s is in use, but what holds it did not answer as a pyhccl group (%s)", api,
+                                     who.c_str(), addr.text.c_str(), last.c_str());
   }
-  hostrt::set_error("%s: %s timed out after %d s (HCCL_CONNECT_TIMEOUT) waiting for rank 0 of the group at %s "
-                    "(%s): start rank 0 with the same group name%s", api, who.c_str(), timeout, addr.text.c_str(),
-                    last.c_str(), addr.tcp ? "" : ", as the same user, on this host (or set MASTER_ADDR and "
-                    "MASTER_PORT for ranks on several hosts)");
-  return HCCL_E_TIMEOUT;
+  return HCCL_FAIL(HCCL_E_TIMEOUT, "%s: %s timed out after %d s (HCCL_CONNECT_TIMEOUT) waiting for rank 0 of the group at %s "
+                                   "(%s): start rank 0 with the same group name%s", api, who.c_str(), timeout, addr.text.c_str(),
+                                   last.c_str(), addr.tcp ? "" : ", as the same user, on this host (or set MASTER_ADDR and "
+                                   "MASTER_PORT for ranks on several hosts)");
 }
 
 }  // namespace launch

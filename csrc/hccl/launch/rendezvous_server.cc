@@ -24,6 +24,7 @@
 #include "hccl/launch/rendezvous.h"
 #include "hccl/launch/rendezvous_wire.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace launch {
@@ -251,8 +252,7 @@ HcclResult server_start(const char *api, const RendezvousAddr &addr, const std::
   *in_use = false;
   int fd = ::socket(addr.ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   if (fd < 0) {
-    hostrt::set_error("%s: cannot create the group's socket: %s", api, net::errno_text(errno).c_str());
-    return HCCL_E_SYSCALL;
+    return HCCL_FAIL(HCCL_E_SYSCALL, "%s: cannot create the group's socket: %s", api, net::errno_text(errno).c_str());
   }
   if (addr.tcp) {
     int one = 1;  // a run right after the last one may bind while its port is in TIME_WAIT
@@ -265,9 +265,8 @@ HcclResult server_start(const char *api, const RendezvousAddr &addr, const std::
       *in_use = true;
       return HCCL_E_UNAVAIL;
     }
-    hostrt::set_error("%s: cannot listen on %s for group '%s': %s", api, addr.text.c_str(), group.c_str(),
-                      net::errno_text(e).c_str());
-    return HCCL_E_TCP_CONNECT;
+    return HCCL_FAIL(HCCL_E_TCP_CONNECT, "%s: cannot listen on %s for group '%s': %s", api, addr.text.c_str(), group.c_str(),
+                                         net::errno_text(e).c_str());
   }
   // The root info (and its bootstrap server) only once the group is ours.
   HcclResult r = root_info_create(root_info, HCCL_ROOT_INFO_BYTES);
@@ -291,8 +290,7 @@ HcclResult server_start(const char *api, const RendezvousAddr &addr, const std::
   } catch (const std::exception &e) {
     if (s == nullptr) net::close_fd(fd);
     delete s;
-    hostrt::set_error("%s: cannot start the group's rendezvous thread: %s", api, e.what());
-    return HCCL_E_INTERNAL;
+    return HCCL_FAIL(HCCL_E_INTERNAL, "%s: cannot start the group's rendezvous thread: %s", api, e.what());
   }
   *out = s;
   return HCCL_SUCCESS;

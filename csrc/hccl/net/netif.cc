@@ -9,6 +9,7 @@
 
 #include "common/env.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace net {
@@ -39,8 +40,7 @@ HcclResult read_family(const char *api, int *family) {
   } else if (std::strcmp(f, "AF_INET6") == 0) {
     *family = AF_INET6;
   } else {
-    hostrt::set_error("%s: HCCL_SOCKET_FAMILY=\"%s\" must be AF_INET or AF_INET6", api, f);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: HCCL_SOCKET_FAMILY=\"%s\" must be AF_INET or AF_INET6", api, f);
   }
   return HCCL_SUCCESS;
 }
@@ -75,13 +75,11 @@ HcclResult choose_local_addr(const char *api, LocalAddr *out) {
   if (*ip != '\0') {
     SockAddr a;
     if (!parse_addr(ip, 0, &a)) {
-      hostrt::set_error("%s: HCCL_IF_IP=\"%s\" is not a numeric IPv4 or IPv6 address", api, ip);
-      return HCCL_E_PARA;
+      return HCCL_FAIL(HCCL_E_PARA, "%s: HCCL_IF_IP=\"%s\" is not a numeric IPv4 or IPv6 address", api, ip);
     }
     if (family != -1 && a.family() != family) {
-      hostrt::set_error("%s: HCCL_IF_IP=\"%s\" is not of HCCL_SOCKET_FAMILY %s", api, ip,
-                        family == AF_INET ? "AF_INET" : "AF_INET6");
-      return HCCL_E_PARA;
+      return HCCL_FAIL(HCCL_E_PARA, "%s: HCCL_IF_IP=\"%s\" is not of HCCL_SOCKET_FAMILY %s", api, ip,
+                                    family == AF_INET ? "AF_INET" : "AF_INET6");
     }
     out->addr = a;
     out->ifname.clear();
@@ -128,11 +126,10 @@ HcclResult choose_local_addr(const char *api, LocalAddr *out) {
   if (list != nullptr) freeifaddrs(list);
   if (found) return HCCL_SUCCESS;
   if (!spec.empty()) {
-    hostrt::set_error("%s: no interface that is up matches HCCL_SOCKET_IFNAME=\"%s\"%s", api,
-                      spec.c_str(),
-                      family == -1 ? "" : family == AF_INET ? " with an AF_INET address"
-                                                            : " with an AF_INET6 address");
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: no interface that is up matches HCCL_SOCKET_IFNAME=\"%s\"%s", api,
+                                  spec.c_str(),
+                                  family == -1 ? "" : family == AF_INET ? " with an AF_INET address"
+                                                                        : " with an AF_INET6 address");
   }
   // Nothing but loopback: a single-host job still works.
   parse_addr(family == AF_INET6 ? "::1" : "127.0.0.1", 0, &out->addr);

@@ -24,6 +24,7 @@
 #include "hccl/ranktable/rank_table.h"
 #include "common/sha256.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace {
@@ -50,10 +51,9 @@ HcclResult rendezvous(const RankTable &t, const char *path, const char *api, std
   } else if (t.servers.size() == 1) {
     *host = "127.0.0.1";
   } else {
-    hostrt::set_error("%s: rank table %s: server_list[%u] (rank 0's server \"%s\") has no "
-                      "host_ip and its server_id is not an IP address: no address for rank 0's "
-                      "rendezvous", api, path, w.first, s.id.c_str());
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: rank table %s: server_list[%u] (rank 0's server \"%s\") has no "
+                                  "host_ip and its server_id is not an IP address: no address for rank 0's "
+                                  "rendezvous", api, path, w.first, s.id.c_str());
   }
   const int host_port = s.devices[w.second].host_port;
   if (host_port > 0) {
@@ -67,8 +67,7 @@ HcclResult rendezvous(const RankTable &t, const char *path, const char *api, std
   }
   int64_t p = 0;
   if (!common::parse_int64(env, &p) || p < 1 || p > 65535) {
-    hostrt::set_error("%s: HCCL_IF_BASE_PORT=\"%s\" is not a port number (1-65535)", api, env);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: HCCL_IF_BASE_PORT=\"%s\" is not a port number (1-65535)", api, env);
   }
   *port = static_cast<uint16_t>(p);
   return HCCL_SUCCESS;
@@ -84,10 +83,9 @@ HcclResult serve(const RootInfoView &v, const char *api) {
   if (fd < 0 || ::bind(fd, a.sa(), a.len) != 0 || ::listen(fd, SOMAXCONN) != 0) {
     int e = errno;
     net::close_fd(fd);
-    hostrt::set_error("%s: rank 0 cannot listen on %s for the rendezvous (from the rank table; "
-                      "the port is rank 0's host_port, HCCL_IF_BASE_PORT or 60000): %s", api,
-                      a.str().c_str(), net::errno_text(e).c_str());
-    return HCCL_E_TCP_CONNECT;
+    return HCCL_FAIL(HCCL_E_TCP_CONNECT, "%s: rank 0 cannot listen on %s for the rendezvous (from the rank table; "
+                                         "the port is rank 0's host_port, HCCL_IF_BASE_PORT or 60000): %s", api,
+                                         a.str().c_str(), net::errno_text(e).c_str());
   }
   bsnet::ServerConfig cfg;
   cfg.listen_fd = fd;
@@ -103,8 +101,7 @@ HcclResult serve(const RootInfoView &v, const char *api) {
 HcclResult comm_init_rank_table(const char *path, uint32_t rank, const HcclCommConfig *config,
                                 HcclComm *out, const char *api) {
   if (out == nullptr) {
-    hostrt::set_error("%s: comm is NULL", api);
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "%s: comm is NULL", api);
   }
   *out = nullptr;
   RankTable t;
@@ -112,9 +109,8 @@ HcclResult comm_init_rank_table(const char *path, uint32_t rank, const HcclCommC
   HcclResult r = load_rank_table(path, api, &t, &bytes);
   if (r != HCCL_SUCCESS) return r;
   if (rank >= t.nranks) {
-    hostrt::set_error("%s: rank (%u) is not in the rank table %s (its rank_ids are 0 to %u)", api,
-                      rank, path, t.nranks - 1);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: rank (%u) is not in the rank table %s (its rank_ids are 0 to %u)", api,
+                                  rank, path, t.nranks - 1);
   }
   RootInfoView v{};
   std::string host;

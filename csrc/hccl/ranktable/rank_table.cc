@@ -9,6 +9,7 @@
 #include "hccl/net/addr.h"
 #include "hccl/ranktable/json.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace {
@@ -248,29 +249,24 @@ bool check_table(Checker &ck, const json::Value &doc, RankTable *t) {
 HcclResult load_rank_table(const char *path, const char *api, RankTable *out,
                            std::string *contents) {
   if (path == nullptr) {
-    hostrt::set_error("%s: clusterInfo is NULL", api);
-    return HCCL_E_PTR;
+    return HCCL_FAIL(HCCL_E_PTR, "%s: clusterInfo is NULL", api);
   }
   if (strnlen(path, kMaxPath) >= kMaxPath) {
-    hostrt::set_error("%s: clusterInfo is longer than %zu bytes", api, kMaxPath - 1);
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: clusterInfo is longer than %zu bytes", api, kMaxPath - 1);
   }
   std::string why;
   if (!read_file(path, contents, &why)) {
-    hostrt::set_error("%s: cannot read the rank table %s: %s", api, path, why.c_str());
-    return HCCL_E_OPEN_FILE_FAILURE;
+    return HCCL_FAIL(HCCL_E_OPEN_FILE_FAILURE, "%s: cannot read the rank table %s: %s", api, path, why.c_str());
   }
   json::Value doc;
   if (!json::parse(*contents, &doc, &why)) {
-    hostrt::set_error("%s: rank table %s is not valid JSON: %s", api, path, why.c_str());
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s: rank table %s is not valid JSON: %s", api, path, why.c_str());
   }
   Checker ck(api, path);
   RankTable t;
   bool ok = check_table(ck, doc, &t);
   if (!ok) {
-    hostrt::set_error("%s", ck.message().c_str());
-    return HCCL_E_PARA;
+    return HCCL_FAIL(HCCL_E_PARA, "%s", ck.message().c_str());
   }
   *out = std::move(t);
   return HCCL_SUCCESS;

@@ -3,6 +3,7 @@
 // caller's stream (or the communicator's when NULL). No copy of their own.
 #include "hccl/tdt/tdt.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace tdt {
@@ -34,9 +35,8 @@ aclError to_hccl(aclDataType dt, size_t bytes, const char *api, const char *byte
   }
   size_t elem = aclDataTypeSize(dt);
   if (bytes % elem != 0) {
-    hostrt::set_error("%s: %s (%zu) is not a multiple of the element size of dataType %d (%zu bytes): "
-                      "sizes are in bytes", api, bytes_arg, bytes, static_cast<int>(dt), elem);
-    return ACL_ERROR_INVALID_PARAM;
+    return HCCL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: %s (%zu) is not a multiple of the element size of dataType %d (%zu bytes): "
+                                              "sizes are in bytes", api, bytes_arg, bytes, static_cast<int>(dt), elem);
   }
   *out = h;
   *count = bytes / elem;
@@ -65,8 +65,7 @@ HcclReduceOp op_of(acltdtCommReduceOp op) { return static_cast<HcclReduceOp>(op)
 
 aclError check_root(acltdtComm comm, int32_t root, const char *api) {
   if (root < 0 || root >= comm->size) {
-    hostrt::set_error("%s: root (%d) must be in [0, worldSize) = [0, %d)", api, root, comm->size);
-    return ACL_ERROR_INVALID_PARAM;
+    return HCCL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: root (%d) must be in [0, worldSize) = [0, %d)", api, root, comm->size);
   }
   return ACL_SUCCESS;
 }

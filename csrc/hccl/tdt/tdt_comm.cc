@@ -8,6 +8,7 @@
 #include "hccl/launch/rendezvous.h"
 #include "hccl/tdt/tdt.h"
 #include "runtime/hostrt.h"
+#include "hccl/fail.h"
 
 namespace hccl {
 namespace tdt {
@@ -42,19 +43,16 @@ const char *code_name(HcclResult r) {
 
 aclError fail(const char *api, HcclResult r) {
   std::string msg = hostrt::last_error();
-  hostrt::set_error("%s: %s (%s %d)", api, msg.empty() ? "failed" : msg.c_str(), code_name(r), static_cast<int>(r));
-  return acl_code(r, AclUse::kApi);
+  return HCCL_FAIL(acl_code(r, AclUse::kApi), "%s: %s (%s %d)", api, msg.empty() ? "failed" : msg.c_str(), code_name(r), static_cast<int>(r));
 }
 
 aclError check_comm(acltdtComm comm, const char *api) {
   if (comm == nullptr) {
-    hostrt::set_error("%s: comm is a null pointer", api);
-    return ACL_ERROR_INVALID_PARAM;
+    return HCCL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: comm is a null pointer", api);
   }
   std::lock_guard<std::mutex> lock(*g_mu);
   if (g_live->count(comm) == 0) {
-    hostrt::set_error("%s: comm (%p) is not a live acltdtComm (destroyed already?)", api, static_cast<void *>(comm));
-    return ACL_ERROR_INVALID_PARAM;
+    return HCCL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: comm (%p) is not a live acltdtComm (destroyed already?)", api, static_cast<void *>(comm));
   }
   return ACL_SUCCESS;
 }
@@ -71,17 +69,14 @@ aclError acltdtCreateComm(acltdtComm *comm, int32_t worldSize, int32_t rankId, c
                           aclrtStream stream) {
   const char *api = "acltdtCreateComm";
   if (comm == nullptr) {
-    hostrt::set_error("%s: comm is a null pointer", api);
-    return ACL_ERROR_INVALID_PARAM;
+    return HCCL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: comm is a null pointer", api);
   }
   *comm = nullptr;
   if (worldSize < 1 || worldSize > 65536) {
-    hostrt::set_error("%s: worldSize (%d) must be between 1 and 65536", api, worldSize);
-    return ACL_ERROR_INVALID_PARAM;
+    return HCCL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: worldSize (%d) must be between 1 and 65536", api, worldSize);
   }
   if (rankId < 0 || rankId >= worldSize) {
-    hostrt::set_error("%s: rankId (%d) must be in [0, worldSize) = [0, %d)", api, rankId, worldSize);
-    return ACL_ERROR_INVALID_PARAM;
+    return HCCL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: rankId (%d) must be in [0, worldSize) = [0, %d)", api, rankId, worldSize);
   }
   if (stream != nullptr) {  // a live stream of the current context, checked now rather than at first use
     aclError e = ACL_SUCCESS;
@@ -89,8 +84,7 @@ aclError acltdtCreateComm(acltdtComm *comm, int32_t worldSize, int32_t rankId, c
   }
   auto *c = new (std::nothrow) acltdtCommImpl;
   if (c == nullptr) {
-    hostrt::set_error("%s: out of memory", api);
-    return ACL_ERROR_BAD_ALLOC;
+    return HCCL_FAIL(ACL_ERROR_BAD_ALLOC, "%s: out of memory", api);
   }
   HcclRootInfo root;
   std::string note;
@@ -132,14 +126,12 @@ aclError acltdtDestroyComm(acltdtComm comm) {
   {
     // Unregistered first: a second destroy (or a racing one) is an error, not a double free.
     if (comm == nullptr) {
-      hostrt::set_error("%s: comm is a null pointer", api);
-      return ACL_ERROR_INVALID_PARAM;
+      return HCCL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: comm is a null pointer", api);
     }
     std::lock_guard<std::mutex> lock(*hccl::tdt::g_mu);
     if (hccl::tdt::g_live->erase(comm) == 0) {
-      hostrt::set_error("%s: comm (%p) is not a live acltdtComm (destroyed already?)", api,
-                        static_cast<void *>(comm));
-      return ACL_ERROR_INVALID_PARAM;
+      return HCCL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: comm (%p) is not a live acltdtComm (destroyed already?)", api,
+                                                static_cast<void *>(comm));
     }
   }
   HcclResult r = HcclCommDestroy(comm->hccl);
@@ -153,8 +145,7 @@ aclError acltdtCommGetRankId(acltdtComm comm, int32_t *rankId) {
   aclError e = check_comm(comm, api);
   if (e != ACL_SUCCESS) return e;
   if (rankId == nullptr) {
-    hostrt::set_error("%s: rankId is a null pointer", api);
-    return ACL_ERROR_INVALID_PARAM;
+    return HCCL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: rankId is a null pointer", api);
   }
   *rankId = comm->rank;
   return ACL_SUCCESS;
@@ -165,8 +156,7 @@ aclError acltdtCommGetWorldSize(acltdtComm comm, int32_t *worldSize) {
   aclError e = check_comm(comm, api);
   if (e != ACL_SUCCESS) return e;
   if (worldSize == nullptr) {
-    hostrt::set_error("%s: worldSize is a null pointer", api);
-    return ACL_ERROR_INVALID_PARAM;
+    return HCCL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: worldSize is a null pointer", api);
   }
   *worldSize = comm->size;
   return ACL_SUCCESS;
@@ -177,8 +167,7 @@ aclError acltdtCommGetHcclComm(acltdtComm comm, void **hcclComm) {
   aclError e = check_comm(comm, api);
   if (e != ACL_SUCCESS) return e;
   if (hcclComm == nullptr) {
-    hostrt::set_error("%s: hcclComm is a null pointer", api);
-    return ACL_ERROR_INVALID_PARAM;
+    return HCCL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: hcclComm is a null pointer", api);
   }
   *hcclComm = comm->hccl;
   return ACL_SUCCESS;
