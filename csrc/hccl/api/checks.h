@@ -1,4 +1,5 @@
-// Argument checks of the public entry points, all in one place. Each returns
+// Argument checks, one per kind of argument, that the operations' checks
+// (api/check_ops.h) and the other entry points are built from. Each returns
 // HCCL_SUCCESS, or an error code after setting a message that names the call
 // and the argument (hostrt::set_error; aclGetRecentErrMsg returns it).
 #pragma once
