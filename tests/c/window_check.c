@@ -108,16 +108,48 @@ static void bad_registrations(HcclComm comm, struct Vm *vm, void *malloced) {
 
 /* A call refused by its checks holds nothing: the mapping it named can be unmapped
    at once (a refused AllReduce once left its buffers pinned, "in use by 2 queued or
-   running task(s)"). Freed aclrtMalloc memory is refused by every collective, as by
-   aclrtMemcpy. Every rank passes the same bad arguments, so none waits. */
+   running task(s)"). Every call below has its mapped buffers checked (and pinned)
+   before a later check, or the stream look-up, refuses it. Freed aclrtMalloc
+   memory is refused by every collective, as by aclrtMemcpy. Every rank passes the
+   same bad arguments, so none waits. */
 static void refused_calls(HcclComm comm, aclrtStream s) {
   struct Vm vm;
   vm_make(&vm);
   char *base = vm.base;
+  const HcclDataType i8 = HCCL_DATA_TYPE_INT8;
+  const char *ov = "overlap but are not in place";
+  uint64_t *counts = malloc(2 * g_n * sizeof(uint64_t)), *displs = counts + g_n;
+  for (int i = 0; i < g_n; ++i) {
+    counts[i] = 16;
+    displs[i] = 16 * (uint64_t)i;
+  }
   HCCL_FAILS(HcclAllReduce(base, base + 64, 1000, HCCL_DATA_TYPE_INT32, HCCL_REDUCE_SUM, comm, s),
-             HCCL_E_PARA, "overlap but are not in place");
-  HCCL_FAILS(HcclAllGather(base, base + 8, 64, HCCL_DATA_TYPE_INT8, comm, s), HCCL_E_PARA,
-             "overlap");
+             HCCL_E_PARA, ov);
+  HCCL_FAILS(HcclAllGather(base, base + 8, 64, i8, comm, s), HCCL_E_PARA, ov);
+  HCCL_FAILS(HcclReduceScatter(base, base + 8, 16, i8, HCCL_REDUCE_SUM, comm, s), HCCL_E_PARA, ov);
+  /* Every rank is the root of its own refused call: nothing is queued anywhere. */
+  HCCL_FAILS(HcclReduce(base, base + 8, 16, i8, HCCL_REDUCE_SUM, g_rank, comm, s), HCCL_E_PARA, ov);
+  HCCL_FAILS(HcclScatter(base, base + 8, 16, i8, g_rank, comm, s), HCCL_E_PARA, ov);
+  HCCL_FAILS(HcclAlltoAll(base, 16, i8, base + 8, 16, i8, comm, s), HCCL_E_PARA, ov);
+  HCCL_FAILS(HcclAlltoAllV(base, counts, displs, i8, base + 8, counts, displs, i8, comm, s),
+             HCCL_E_PARA, ov);
+  HCCL_FAILS(HcclAllGatherV(base, 16, base + 8, counts, displs, i8, comm, s), HCCL_E_PARA, ov);
+  HCCL_FAILS(HcclReduceScatterV(base, counts, displs, base + 8, 16, i8, HCCL_REDUCE_SUM, comm, s),
+             HCCL_E_PARA, ov);
+  HcclSendRecvItem items[2] = {{HCCL_SEND, base, 16, i8, 0},
+                               {HCCL_RECV, base + 64, 16, i8, (uint32_t)g_n}};
+  HCCL_FAILS(HcclBatchSendRecv(items, 2, comm, s), HCCL_E_PARA, "must be below");
+  /* Inside a group too, the refused call holds nothing and adds nothing. */
+  HCCL_OK(HcclGroupStart());
+  HCCL_FAILS(HcclAllGather(base, base + 8, 64, i8, comm, s), HCCL_E_PARA, ov);
+  HCCL_OK(HcclGroupEnd());
+  /* Arguments that pass, refused by the stream look-up (the stream is gone). */
+  aclrtStream dead;
+  ACL_OK(aclrtCreateStream(&dead));
+  ACL_OK(aclrtDestroyStream(dead));
+  HCCL_FAILS(HcclAllReduce(base, base + GRAN, 16, i8, HCCL_REDUCE_SUM, comm, dead), HCCL_E_PARA,
+             "is not a live stream");
+  free(counts);
   vm_free(&vm);  /* must not fail "in use": nothing was queued */
 
   void *freed = NULL;

@@ -16,38 +16,21 @@ bool byte_size(uint64_t elems, HcclDataType dt, uint64_t *bytes) {
   return !__builtin_mul_overflow(elems, dtype_size(dt), bytes) && *bytes <= (1ull << 62);
 }
 
-}  // namespace
-
-namespace {
-
-// The device ranges the current call's checks accepted. Nothing is pinned
-// while checking: enqueue_op pins them (take_pins), so that a call refused by
-// a later check leaves no mapping held (aclrtUnmapMem would then fail with
-// "in use" although nothing was queued).
-thread_local std::vector<std::pair<const void *, size_t>> t_ranges;
-
 // A range that starts in device memory must lie in one live allocation or
-// mapping: the ACL memory calls' own check, with the same messages.
-HcclResult check_device_range(const void *p, size_t bytes, const char *api, const char *arg) {
+// mapping: the ACL memory calls' own check, with the same messages. The pin
+// is taken by the same look-up, so the mapping cannot go in between.
+HcclResult check_device_range(const void *p, size_t bytes, const char *api, const char *arg,
+                              Pins *pins) {
   if (bytes == 0 || p == nullptr) return HCCL_SUCCESS;
-  if (hostrt::check_device_range(p, bytes, api, arg, nullptr) != ACL_SUCCESS) return HCCL_E_PARA;
-  t_ranges.emplace_back(p, bytes);
+  std::shared_ptr<const void> pin;
+  if (hostrt::check_device_range(p, bytes, api, arg, &pin) != ACL_SUCCESS) return HCCL_E_PARA;
+  if (pin) pins->push_back(std::move(pin));
   return HCCL_SUCCESS;
 }
 
 }  // namespace
 
-std::vector<std::shared_ptr<const void>> take_pins() {
-  std::vector<std::shared_ptr<const void>> out;
-  for (const auto &r : t_ranges)
-    if (std::shared_ptr<const void> pin = hostrt::pin_memory(r.first, r.second))
-      out.push_back(std::move(pin));
-  t_ranges.clear();
-  return out;
-}
-
 HcclResult check_comm(HcclComm comm, const char *api, std::shared_ptr<Comm> *out) {
-  t_ranges.clear();  // every entry point starts here
   if (comm == nullptr) {
     return HCCL_FAIL(HCCL_E_PTR, "%s: comm is NULL", api);
   }
@@ -93,7 +76,7 @@ HcclResult check_reduction(HcclDataType dt, HcclReduceOp op, const char *api) {
 }
 
 HcclResult check_buffer(const void *p, uint64_t count, uint64_t parts, HcclDataType dt,
-                        const char *api, const char *arg, size_t *bytes) {
+                        const char *api, const char *arg, size_t *bytes, Pins *pins) {
   uint64_t elems, b;
   if (__builtin_mul_overflow(count, parts, &elems) || !byte_size(elems, dt, &b)) {
     return HCCL_FAIL(HCCL_E_PARA, "%s: count %llu of %s is too large", api,
@@ -104,7 +87,7 @@ HcclResult check_buffer(const void *p, uint64_t count, uint64_t parts, HcclDataT
     return HCCL_FAIL(HCCL_E_PTR, "%s: %s is NULL but count is %llu", api, arg,
                                  static_cast<unsigned long long>(count));
   }
-  return check_device_range(p, *bytes, api, arg);
+  return check_device_range(p, *bytes, api, arg, pins);
 }
 
 HcclResult check_rank(uint32_t rank, uint32_t nranks, const char *api, const char *arg) {
@@ -133,7 +116,7 @@ HcclResult read_counts(const void *arr, uint32_t nranks, const char *api, const 
 
 HcclResult check_extent(const void *buf, const std::vector<uint64_t> &counts,
                         const std::vector<uint64_t> &displs, HcclDataType dt, const char *api,
-                        const char *arg, size_t *bytes) {
+                        const char *arg, size_t *bytes, Pins *pins) {
   uint64_t end = 0;
   for (size_t i = 0; i < counts.size(); ++i) {
     if (counts[i] == 0) continue;
@@ -149,7 +132,7 @@ HcclResult check_extent(const void *buf, const std::vector<uint64_t> &counts,
   if (*bytes > 0 && buf == nullptr) {
     return HCCL_FAIL(HCCL_E_PTR, "%s: %s is NULL but its counts are not all 0", api, arg);
   }
-  return check_device_range(buf, *bytes, api, arg);
+  return check_device_range(buf, *bytes, api, arg, pins);
 }
 
 }  // namespace hccl

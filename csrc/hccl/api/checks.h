@@ -1,4 +1,5 @@
-// Argument checks of the public entry points, all in one place. Each returns
+// Argument checks, one per kind of argument, that the operations' checks
+// (api/check_ops.h) and the other entry points are built from. Each returns
 // HCCL_SUCCESS, or an error code after setting a message that names the call
 // and the argument (hostrt::set_error; aclGetRecentErrMsg returns it).
 #pragma once
@@ -19,9 +20,9 @@
 
 namespace hccl {
 
-// Pins on the mapped device memory that this thread's call checked (its
-// buffers), taken now, for the operation to keep until it has run.
-std::vector<std::shared_ptr<const void>> take_pins();
+// Pins on mapped device memory (hostrt::pin_memory): a checked op keeps them
+// until it has run.
+using Pins = std::vector<std::shared_ptr<const void>>;
 
 // A live communicator of this process: E_PTR when NULL, E_PARA when stale.
 HcclResult check_comm(HcclComm comm, const char *api, std::shared_ptr<Comm> *out);
@@ -36,9 +37,10 @@ HcclResult check_dtype_raw(int32_t v, const char *api, const char *arg);
 HcclResult check_reduction(HcclDataType dt, HcclReduceOp op, const char *api);
 // A buffer of count * parts elements of dt: NULL only when it is empty;
 // *bytes = its size (E_PARA on overflow, or when it starts in device memory
-// and runs past the allocation). dt must have been checked.
+// and runs past the allocation). dt must have been checked. A mapped range
+// is pinned into *pins, which the caller drops if the call is refused.
 HcclResult check_buffer(const void *p, uint64_t count, uint64_t parts, HcclDataType dt,
-                        const char *api, const char *arg, size_t *bytes);
+                        const char *api, const char *arg, size_t *bytes, Pins *pins);
 // A rank argument (root, destRank, ...) below nranks.
 HcclResult check_rank(uint32_t rank, uint32_t nranks, const char *api, const char *arg);
 // Two buffers may overlap only when they are exactly in place (`in_place`,
@@ -49,9 +51,10 @@ HcclResult check_overlap(const char *api, const char *a_name, const void *a, siz
 // An array of nranks uint64_t counts or displacements (copied into *out).
 HcclResult read_counts(const void *arr, uint32_t nranks, const char *api, const char *arg,
                        std::vector<uint64_t> *out);
-// Bytes spanned by blocks (counts[i] elements at displs[i]) of dt.
+// Bytes spanned by blocks (counts[i] elements at displs[i]) of dt; pinned
+// into *pins as by check_buffer.
 HcclResult check_extent(const void *buf, const std::vector<uint64_t> &counts,
                         const std::vector<uint64_t> &displs, HcclDataType dt, const char *api,
-                        const char *arg, size_t *bytes);
+                        const char *arg, size_t *bytes, Pins *pins);
 
 }  // namespace hccl

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "hccl/algo/ctx.h"
-#include "hccl/api/enqueue.h"
+#include "hccl/comm/enqueue.h"
 #include "runtime/hostrt.h"
 #include "hccl/fail.h"
 

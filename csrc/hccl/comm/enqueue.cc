@@ -1,6 +1,5 @@
-#include "hccl/api/enqueue.h"
+#include "hccl/comm/enqueue.h"
 
-#include "hccl/api/checks.h"
 #include "hccl/codes.h"
 
 #include <string>
@@ -63,8 +62,7 @@ HcclResult wait_if_blocking(Comm &comm, hostrt::Stream *s, const char *api) {
 
 }  // namespace
 
-HcclResult enqueue_op(const std::shared_ptr<Comm> &comm, aclrtStream stream, OpDesc op) {
-  op.pins = take_pins();
+HcclResult comm_enqueue(const std::shared_ptr<Comm> &comm, aclrtStream stream, OpDesc op) {
   std::shared_ptr<hostrt::Stream> s;
   HcclResult r = resolve(*comm, stream, op.api, &s);
   if (r != HCCL_SUCCESS) return r;
