@@ -1,9 +1,9 @@
-# Variable-size collectives (AllGatherV, ReduceScatterV, AlltoAllV, AlltoAllVC)
-# and BatchSendRecv: their count and displacement arguments, their checks and
-# their C calls. The Comm methods in comm.pxi (with the docstrings) call these.
+# Count and displacement arguments of the variable-size collectives
+# (AllGatherV, ReduceScatterV, AlltoAllV, AlltoAllVC) and the items of
+# BatchSendRecv: parsed and checked here for the message layer (src/msg.pxi).
 #
 # Counts and displacements are in elements, one per rank; the C library copies
-# them during the call, so the temporary uint64 arrays may go right after it.
+# them during the call, so the uint64 arrays need live only as long as the call.
 
 
 cdef object _as_counts(object x, Py_ssize_t n, str api, str name, bint matrix=False):
@@ -86,125 +86,20 @@ cdef inline const void *_u64_ptr(object arr):
     return <const void *>cnp.PyArray_DATA(<cnp.ndarray>arr)
 
 
-cdef object _all_gather_v(Comm c, object sendbuf, object recvbuf, object recv_counts,
-                          object recv_displs, object stream, object dtype):
-    cdef str api = "all_gather_v"
-    c._check(api)
-    cdef Stream s = c._stream(stream, api)
-    cdef _Buf sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, c._device)
-    cdef _Buf rb = _as_buf(recvbuf, api, "recvbuf", True, dtype, c._device)
-    _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
-    counts = _as_counts(recv_counts, c._size, api, "recv_counts")
-    displs = _as_displs(recv_displs, counts, c._size, api, "recv_displs")
-    if sb.count != counts[c._rank]:
-        raise ValueError(f"{api}: sendbuf has {sb.count} elements but recv_counts[{c._rank}] "
-                         f"(this rank's block) is {int(counts[c._rank])}; they must be equal")
-    _check_extent(rb, counts, displs, api, "recvbuf", "recv_counts", "recv_displs")
-    _check_disjoint(counts, displs, api, "recvbuf", "recv_displs")
-    _check_no_overlap(sb, rb, api, int(displs[c._rank]) * _DT_ITEMSIZE[rb.hdt])
-    cdef const void *pc = _u64_ptr(counts)
-    cdef const void *pd = _u64_ptr(displs)
-    if _CHECK_HOST_READS:
-        _host_guard(s, (sb, rb), ())
-    with nogil:
-        CHKHCCL(HcclAllGatherV(sb.ptr, sb.count, rb.ptr, pc, pd, <HcclDataType>sb.hdt,
-                               c._handle, s._handle), "HcclAllGatherV")
-    _keep(s, (sb.keep, rb.keep))
-    return rb.obj
-
-
-cdef object _reduce_scatter_v(Comm c, object sendbuf, object recvbuf, object send_counts,
-                              object send_displs, object op, object stream, object dtype):
-    cdef str api = "reduce_scatter_v"
-    c._check(api)
-    cdef int cop = _as_op(op, api)
-    cdef Stream s = c._stream(stream, api)
-    cdef _Buf sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, c._device)
-    cdef _Buf rb = _as_buf(recvbuf, api, "recvbuf", True, dtype, c._device)
-    _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
-    counts = _as_counts(send_counts, c._size, api, "send_counts")
-    displs = _as_displs(send_displs, counts, c._size, api, "send_displs")
-    if rb.count != counts[c._rank]:
-        raise ValueError(f"{api}: recvbuf has {rb.count} elements but send_counts[{c._rank}] "
-                         f"(this rank's block) is {int(counts[c._rank])}; they must be equal")
-    _check_extent(sb, counts, displs, api, "sendbuf", "send_counts", "send_displs")
-    _check_no_overlap(rb, sb, api, int(displs[c._rank]) * _DT_ITEMSIZE[sb.hdt])
-    cdef const void *pc = _u64_ptr(counts)
-    cdef const void *pd = _u64_ptr(displs)
-    if _CHECK_HOST_READS:
-        _host_guard(s, (sb, rb), ())
-    with nogil:
-        CHKHCCL(HcclReduceScatterV(sb.ptr, pc, pd, rb.ptr, rb.count, <HcclDataType>sb.hdt,
-                                   <HcclReduceOp>cop, c._handle, s._handle),
-                "HcclReduceScatterV")
-    _keep(s, (sb.keep, rb.keep))
-    return rb.obj
-
-
-cdef int _check_not_in_place(_Buf sb, _Buf rb, str api) except -1:
-    if sb.nbytes and rb.nbytes and sb.ptr == rb.ptr:
-        raise ValueError(f"{api}: in place is not supported; use separate buffers")
-    return _check_no_overlap(sb, rb, api, -1)
-
-
-cdef object _all_to_all_v(Comm c, object sendbuf, object recvbuf, object send_counts,
-                          object recv_counts, object send_displs, object recv_displs,
-                          object stream, object dtype):
-    cdef str api = "all_to_all_v"
-    c._check(api)
-    cdef Stream s = c._stream(stream, api)
-    cdef _Buf sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, c._device)
-    cdef _Buf rb = _as_buf(recvbuf, api, "recvbuf", True, dtype, c._device)
-    _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
-    scounts = _as_counts(send_counts, c._size, api, "send_counts")
-    rcounts = _as_counts(recv_counts, c._size, api, "recv_counts")
-    sdispls = _as_displs(send_displs, scounts, c._size, api, "send_displs")
-    rdispls = _as_displs(recv_displs, rcounts, c._size, api, "recv_displs")
-    _check_extent(sb, scounts, sdispls, api, "sendbuf", "send_counts", "send_displs")
-    _check_extent(rb, rcounts, rdispls, api, "recvbuf", "recv_counts", "recv_displs")
-    _check_disjoint(rcounts, rdispls, api, "recvbuf", "recv_displs")
-    _check_not_in_place(sb, rb, api)
-    cdef const void *psc = _u64_ptr(scounts)
-    cdef const void *psd = _u64_ptr(sdispls)
-    cdef const void *prc = _u64_ptr(rcounts)
-    cdef const void *prd = _u64_ptr(rdispls)
-    if _CHECK_HOST_READS:
-        _host_guard(s, (sb, rb), ())
-    with nogil:
-        CHKHCCL(HcclAlltoAllV(sb.ptr, psc, psd, <HcclDataType>sb.hdt, rb.ptr, prc, prd,
-                              <HcclDataType>rb.hdt, c._handle, s._handle), "HcclAlltoAllV")
-    _keep(s, (sb.keep, rb.keep))
-    return rb.obj
-
-
-cdef object _all_to_all_vc(Comm c, object sendbuf, object recvbuf, object matrix,
-                           object stream, object dtype):
-    cdef str api = "all_to_all_vc"
-    c._check(api)
-    cdef Stream s = c._stream(stream, api)
-    cdef _Buf sb = _as_buf(sendbuf, api, "sendbuf", False, dtype, c._device)
-    cdef _Buf rb = _as_buf(recvbuf, api, "recvbuf", True, dtype, c._device)
-    _check_same_dtype(sb, rb, api, "sendbuf", "recvbuf")
-    m = _as_counts(matrix, c._size, api, "send_count_matrix", True)
-    m2 = m.reshape(c._size, c._size)
+cdef int _check_matrix_fits(object m, Py_ssize_t n, Py_ssize_t rank, _Buf sb, _Buf rb,
+                            str api) except -1:
+    """This rank's row of the flat n x n matrix `m` fits in sendbuf, its column in recvbuf."""
+    m2 = m.reshape(n, n)
     # Python ints: the sums must not wrap around as uint64 would.
-    sends = sum(int(v) for v in m2[c._rank, :])
-    recvs = sum(int(v) for v in m2[:, c._rank])
+    sends = sum(int(v) for v in m2[rank, :])
+    recvs = sum(int(v) for v in m2[:, rank])
     if sends > sb.count:
-        raise ValueError(f"{api}: row {c._rank} of send_count_matrix sends {sends} elements, "
+        raise ValueError(f"{api}: row {rank} of send_count_matrix sends {sends} elements, "
                          f"more than the {sb.count} of sendbuf")
     if recvs > rb.count:
-        raise ValueError(f"{api}: column {c._rank} of send_count_matrix brings {recvs} "
+        raise ValueError(f"{api}: column {rank} of send_count_matrix brings {recvs} "
                          f"elements, more than the {rb.count} of recvbuf")
-    _check_not_in_place(sb, rb, api)
-    cdef const void *pm = _u64_ptr(m)
-    if _CHECK_HOST_READS:
-        _host_guard(s, (sb, rb), ())
-    with nogil:
-        CHKHCCL(HcclAlltoAllVC(sb.ptr, pm, <HcclDataType>sb.hdt, rb.ptr, <HcclDataType>rb.hdt,
-                               c._handle, s._handle), "HcclAlltoAllVC")
-    _keep(s, (sb.keep, rb.keep))
-    return rb.obj
+    return 0
 
 
 _P2P_KINDS = {"send": HCCL_SEND, "recv": HCCL_RECV}
@@ -233,10 +128,8 @@ cdef int _check_p2p_overlap(list bufs, list is_recv, str api) except -1:
     return 0
 
 
-cdef object _batch_send_recv(Comm c, object items, object stream, object dtype):
-    cdef str api = "batch_send_recv"
-    c._check(api)
-    cdef Stream s = c._stream(stream, api)
+cdef tuple _batch_items(Comm c, object items, object dtype, str api):
+    """(bufs, is_recv, peers, kinds) of batch_send_recv's (kind, buf, peer) items."""
     cdef list entries
     try:
         entries = list(items)
@@ -247,7 +140,6 @@ cdef object _batch_send_recv(Comm c, object items, object stream, object dtype):
     if n > 0xffffffff:
         raise ValueError(f"{api}: too many items ({n})")
     cdef list bufs = [], is_recv = [], peers = [], kinds = []
-    cdef _Buf b
     for i in range(n):
         item = entries[i]
         if not isinstance(item, (tuple, list)) or len(item) != 3:
@@ -257,29 +149,8 @@ cdef object _batch_send_recv(Comm c, object items, object stream, object dtype):
         k = _P2P_KINDS.get(kind.lower() if isinstance(kind, str) else None)
         if k is None:
             raise ValueError(f"{api}: items[{i}] kind must be 'send' or 'recv', not {kind!r}")
-        peers.append(c._check_root(peer, api, f"items[{i}] peer"))
-        b = _as_buf(buf, api, f"items[{i}] buf", k == HCCL_RECV, dtype, c._device)
-        bufs.append(b)
+        peers.append(_as_rank(c, peer, api, f"items[{i}] peer"))
+        bufs.append(_as_buf(buf, api, f"items[{i}] buf", k == HCCL_RECV, dtype, c._device))
         is_recv.append(k == HCCL_RECV)
         kinds.append(k)
-    _check_p2p_overlap(bufs, is_recv, api)
-    cdef HcclSendRecvItem *arr = <HcclSendRecvItem *>malloc(max(n, 1) * sizeof(HcclSendRecvItem))
-    if arr == NULL:
-        raise MemoryError()
-    try:
-        for i in range(n):
-            b = <_Buf>bufs[i]
-            arr[i].sendRecvType = <HcclSendRecvType><int>kinds[i]
-            arr[i].buf = b.ptr
-            arr[i].count = b.count
-            arr[i].dataType = <HcclDataType>b.hdt
-            arr[i].remoteRank = <uint32_t>peers[i]
-        if _CHECK_HOST_READS:
-            _host_guard(s, tuple(bufs), tuple((x, (<_Buf>x).nbytes) for x, r in zip(bufs, is_recv) if r))
-        with nogil:
-            CHKHCCL(HcclBatchSendRecv(arr, <uint32_t>n, c._handle, s._handle),
-                    "HcclBatchSendRecv")
-    finally:
-        free(arr)
-    _keep(s, tuple((<_Buf>x).keep for x in bufs))
-    return None
+    return bufs, is_recv, peers, kinds
