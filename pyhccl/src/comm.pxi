@@ -1,11 +1,18 @@
-# Comm: an HCCL communicator (its state and life: src/comm_core.pxi) and its
-# collectives. Each collective resolves and checks its arguments through one
-# _Msg (src/msg.pxi), enqueues the C call without the GIL from the message, and
-# keeps its Python buffers alive on the stream until the work completes. Text
-# that several docstrings share is written once in src/docs.pxi.
+# Comm: an HCCL communicator, its state and life (construction, destroy, abort)
+# and what can be asked of it. Its collectives come from its base _Collectives
+# (src/collectives.pxi).
 
 
-cdef class Comm(_CommCore):
+Topology = collections.namedtuple(
+    "Topology", "hosts host_names host local_rank local_size transports", module="pyhccl")
+Topology.__doc__ = """Where a communicator's ranks run (Comm.topology).
+
+hosts: the ranks of each host; host_names: each host's name; host, local_rank,
+local_size: this rank's host, its index there and that host's rank count;
+transports: how this rank reaches every rank ("shm", "tcp", "self")."""
+
+
+cdef class Comm(_Collectives):
     """An HCCL communicator over `nranks` ranks (HcclCommInitRootInfo[Config]).
 
     Collective and blocking: every rank calls Comm(nranks, root_info, rank)
@@ -25,378 +32,369 @@ cdef class Comm(_CommCore):
         HcclError: initialisation failed (e.g. timeout joining the root).
     """
 
-    # ---- collectives (arguments: src/msg.pxi; docstring slots: src/docs.pxi)
+    cdef HcclComm _handle
+    cdef uint32_t _rank
+    cdef uint32_t _size
+    cdef int32_t _device
+    cdef object _name
+    cdef uint64_t _splits      # split() calls so far (numbers their subCommIds)
+    cdef object _rendezvous    # from_env: the group rendezvous, closed by destroy()
+    cdef object __weakref__
 
-    def all_reduce(self, sendbuf, recvbuf=None, op=SUM, *, stream=None, dtype=None):
-        """Reduce `sendbuf` over all ranks with `op` into `recvbuf` on every rank.
+    def __cinit__(self, nranks, root_info, rank, config=None):
+        cdef HcclComm handle = NULL
+        cdef HcclCommConfig cconf
+        cdef RootInfo ri
+        cdef HcclRootInfo info
+        cdef uint32_t n, r
+        cdef bint use_config
+        if type(root_info) is _Adopt:     # a handle made in C (split, rank tables, ...)
+            self._handle = <HcclComm><uintptr_t>root_info.handle
+            self._device = root_info.device
+            self._rank = rank
+            self._size = nranks
+            _live_comms.add(self)
+            return
+        try:
+            n_py = operator.index(nranks)
+        except TypeError:
+            raise TypeError(f"Comm: nranks must be an int, not {type(nranks).__name__}") from None
+        if not 0 < n_py <= 0xffffffff:
+            raise ValueError(f"Comm: nranks must be between 1 and 2**32 - 1, not {n_py}")
+        n = n_py
+        try:
+            r_py = operator.index(rank)
+        except TypeError:
+            raise TypeError(f"Comm: rank must be an int, not {type(rank).__name__}") from None
+        if not 0 <= r_py < n:
+            raise ValueError(f"Comm: rank {r_py} out of range for {_n_ranks(n)}")
+        r = r_py
+        if isinstance(root_info, RootInfo):
+            ri = <RootInfo>root_info
+        else:
+            ri = RootInfo.from_bytes(root_info)
+        cfg = _as_config(config, "Comm")
+        use_config = cfg is not None
+        if use_config:
+            _fill_config(&cconf, cfg, "Comm")
+        memcpy(info.internal, <const char *>ri._data, sizeof(info))
+        self._device = _current_device()
+        handle = _init_interruptibly(n, &info, r, &cconf if use_config else NULL, self._device)
+        self._handle = handle
+        self._rank = r
+        self._size = n
+        _live_comms.add(self)
 
-        {collective}
-        In place when `recvbuf` is None or the same buffer as `sendbuf`. The
-        buffers must have the same size and dtype. Element order does not
-        matter, so any contiguous layout (C or Fortran order, a transposed
-        view) is accepted; elements are paired by memory position, so both
-        buffers, and every rank, must use the same layout. Calls HcclAllReduce.
+    def __dealloc__(self):
+        # Destroying may be collective: never here. Warn about the leak instead.
+        if self._handle != NULL and _initialized:
+            try:
+                warnings.warn(f"pyhccl.Comm (rank {self._rank} of {self._size}) was "
+                              "collected without destroy()", ResourceWarning, stacklevel=2)
+            except Exception:
+                pass
 
-        Args:
-            sendbuf: input (DeviceArray or contiguous host array).
-            recvbuf: output of the same size and dtype, or None (in place).
-            {op}
-            {stream}
-            dtype: reinterpret both buffers as this DataType (e.g. BFLOAT16
-                on uint16 arrays).
+    cdef int _check(self, str api) except -1:
+        if self._handle == NULL:
+            raise ValueError(f"{api}: the communicator is destroyed")
+        return 0
 
-        Returns:
-            The output buffer (recvbuf, or sendbuf when in place).
+    # ---- properties and management -----------------------------------------
 
-        {raises: HcclAllReduce}
-        """
-        cdef _Msg m = _msg(self).all_reduce(sendbuf, recvbuf, op, stream, dtype)
+    @property
+    def handle(self):
+        """The HcclComm handle as an int (0 once destroyed)."""
+        return <uintptr_t>self._handle
+
+    @property
+    def rank(self):
+        """This rank's index in the communicator (HcclGetRankId)."""
+        return self._rank
+
+    @property
+    def size(self):
+        """Number of ranks (HcclGetRankSize)."""
+        return self._size
+
+    @property
+    def device(self):
+        """Device the communicator is bound to."""
+        return self._device
+
+    @property
+    def name(self):
+        """The communicator's name (HcclGetCommName)."""
+        cdef char buf[256]
+        if self._name is None:
+            self._check("name")
+            memset(buf, 0, sizeof(buf))
+            with nogil:
+                CHKHCCL(HcclGetCommName(self._handle, buf), "HcclGetCommName")
+            self._name = buf.decode("utf-8", "replace")
+        return self._name
+
+    @property
+    def is_destroyed(self):
+        """True after destroy()."""
+        return self._handle == NULL
+
+    def __repr__(self):
+        if self._handle == NULL:
+            return "Comm(destroyed)"
+        return f"Comm(rank={self._rank}, size={self._size}, device={self._device})"
+
+    def get_rank_id(self):
+        """Return this rank from HCCL (HcclGetRankId)."""
+        cdef uint32_t r = 0
+        self._check("get_rank_id")
         with nogil:
-            CHKHCCL(HcclAllReduce(m.sptr, m.rptr, m.count, m.dt, m.op, m.comm, m.stream),
-                    "HcclAllReduce")
-        return m.kept()
+            CHKHCCL(HcclGetRankId(self._handle, &r), "HcclGetRankId")
+        return r
 
-    def broadcast(self, buf, root=0, *, stream=None, dtype=None):
-        """Copy `buf` of rank `root` into `buf` on every other rank.
-
-        {collective: root}
-        Always in place: `buf` is the input on the root and the output
-        elsewhere (so it must be writable there). Any contiguous layout (C or
-        Fortran order) is accepted; every rank must use the same one. Calls
-        HcclBroadcast.
-
-        Returns:
-            buf.
-
-        {raises: HcclBroadcast}
-        """
-        cdef _Msg m = _msg(self).broadcast(buf, root, stream, dtype)
+    def get_rank_size(self):
+        """Return the number of ranks from HCCL (HcclGetRankSize)."""
+        cdef uint32_t n = 0
+        self._check("get_rank_size")
         with nogil:
-            CHKHCCL(HcclBroadcast(m.rptr, m.count, m.dt, m.root, m.comm, m.stream),
-                    "HcclBroadcast")
-        return m.kept()
+            CHKHCCL(HcclGetRankSize(self._handle, &n), "HcclGetRankSize")
+        return n
 
-    def all_gather(self, sendbuf, recvbuf, *, stream=None, dtype=None):
-        """Gather `sendbuf` of every rank into `recvbuf` on every rank, in rank order.
+    def async_error(self):
+        """Return the communicator's asynchronous error as an HcclError, or None.
 
-        {collective}
-        `recvbuf` holds size * len(sendbuf) elements; rank i's data lands at
-        offset i * len(sendbuf). In place when `sendbuf` is exactly that slice
-        of `recvbuf` on this rank. Calls HcclAllGather.
-
-        Returns:
-            recvbuf.
-
-        {raises: HcclAllGather}
+        Calls HcclGetCommAsyncError; the error is returned, not raised.
         """
-        cdef _Msg m = _msg(self).all_gather(sendbuf, recvbuf, stream, dtype)
+        cdef HcclResult res = HCCL_SUCCESS
+        self._check("async_error")
         with nogil:
-            CHKHCCL(HcclAllGather(m.sptr, m.rptr, m.count, m.dt, m.comm, m.stream),
-                    "HcclAllGather")
-        return m.kept()
+            CHKHCCL(HcclGetCommAsyncError(self._handle, &res), "HcclGetCommAsyncError")
+        if res == HCCL_SUCCESS:
+            return None
+        return HcclError(<int>res, f"asynchronous error: {_hccl_describe(res)}",
+                         "HcclGetCommAsyncError")
 
-    def reduce_scatter(self, sendbuf, recvbuf, op=SUM, *, stream=None, dtype=None):
-        """Reduce `sendbuf` over all ranks with `op` and scatter the result: rank i gets block i.
+    def abort(self):
+        """Abort the communicator (PyhcclCommAbort, like NCCL's ncclCommAbort).
 
-        {collective}
-        `sendbuf` holds size * len(recvbuf) elements. In place when `recvbuf`
-        is exactly this rank's block of `sendbuf`. Calls HcclReduceScatter.
-
-        Returns:
-            recvbuf.
-
-        {raises: HcclReduceScatter}
-        """
-        cdef _Msg m = _msg(self).reduce_scatter(sendbuf, recvbuf, op, stream, dtype)
-        with nogil:
-            CHKHCCL(HcclReduceScatter(m.sptr, m.rptr, m.count, m.dt, m.op, m.comm, m.stream),
-                    "HcclReduceScatter")
-        return m.kept()
-
-    def reduce(self, sendbuf, recvbuf=None, op=SUM, root=0, *, stream=None, dtype=None):
-        """Reduce `sendbuf` over all ranks with `op` into `recvbuf` on rank `root`.
-
-        {collective: root}
-        In place when `recvbuf` is None or `sendbuf`. `recvbuf` is only
-        written on the root. Like all_reduce(), any contiguous layout is
-        accepted (the same on both buffers and every rank). Calls HcclReduce.
-
-        Returns:
-            The output buffer (recvbuf, or sendbuf when in place).
-
-        {raises: HcclReduce}
-        """
-        cdef _Msg m = _msg(self).reduce(sendbuf, recvbuf, op, root, stream, dtype)
-        with nogil:
-            CHKHCCL(HcclReduce(m.sptr, m.rptr, m.count, m.dt, m.op, m.root, m.comm, m.stream),
-                    "HcclReduce")
-        return m.kept()
-
-    def scatter(self, sendbuf, recvbuf, root=0, *, stream=None, dtype=None):
-        """Split `sendbuf` of rank `root` into size blocks; rank i receives block i in `recvbuf`.
-
-        {collective: root}
-        `sendbuf` (size * len(recvbuf) elements) is read on the root only;
-        other ranks may pass None. Calls HcclScatter.
-
-        Returns:
-            recvbuf.
-
-        {raises: HcclScatter}
-        """
-        cdef _Msg m = _msg(self).scatter(sendbuf, recvbuf, root, stream, dtype)
-        with nogil:
-            CHKHCCL(HcclScatter(m.sptr, m.rptr, m.count, m.dt, m.root, m.comm, m.stream),
-                    "HcclScatter")
-        return m.kept()
-
-    def all_to_all(self, sendbuf, recvbuf, *, stream=None, dtype=None):
-        """Send block j of `sendbuf` to rank j; receive rank i's block into block i of `recvbuf`.
-
-        {collective}
-        Both buffers hold size equal blocks; not in place. Calls HcclAlltoAll.
-
-        Returns:
-            recvbuf.
-
-        {raises: HcclAlltoAll}
-        """
-        cdef _Msg m = _msg(self).all_to_all(sendbuf, recvbuf, stream, dtype)
-        with nogil:
-            CHKHCCL(HcclAlltoAll(m.sptr, m.count, m.dt, m.rptr, m.count, m.rdt, m.comm,
-                                 m.stream), "HcclAlltoAll")
-        return m.kept()
-
-    def send(self, buf, peer, *, stream=None, dtype=None):
-        """Send `buf` to rank `peer`, which calls recv() with as many elements.
-
-        Point to point, asynchronous: it enqueues the send on `stream` (None:
-        the current stream) and returns; `buf` must not change until the
-        stream has run it. Calls HcclSend.
-
-        Pairing rules:
-
-        - Sends from rank A to rank B match B's receives from A in order:
-          the first send with the first receive, and so on (per
-          communicator).
-        - A send and its receive must have the same count and dtype; a
-          mismatch fails the operation (HCCL_E_PARA at the receiver,
-          reported by synchronize()).
-        - A send completes when its receiver has taken the data, except
-          for what fits in the pair's channel (PYHCCL_SLOTS x
-          PYHCCL_SLOT_BYTES, 1 MiB by default, on one host; the socket
-          buffers between hosts): a message up to that size may complete
-          before the receive is posted, a larger one waits for it. Later
-          operations of the communicator (this rank's receives included)
-          wait for the send. If the receiver runs something else instead
-          (a collective), the send still succeeded here: the mismatch fails
-          the receiver's operation, and this rank's destroy() raises
-          HcclError ("rank N never received this rank's last message(s)")
-          on one host (PYHCCL_LINGER_MS).
-        - So a ring, or any cycle, of blocking sends (every rank sends to
-          the next, then receives from the previous) never completes with
-          large messages: post its sends and receives together, inside
-          ``with pyhccl.group():`` or as one batch_send_recv(). On one host
-          such a deadlock is detected: synchronize() raises HcclError
-          ("deadlock: ranks 0 -> 1 -> ... each wait in a blocking send")
-          on every rank of the cycle within a second; between hosts it
-          waits for HCCL_EXEC_TIMEOUT, and the timeout's message names
-          group().
-
-        Returns:
-            buf.
-
-        {raises: HcclSend}
-        """
-        cdef _Msg m = _msg(self).send(buf, peer, stream, dtype)
-        with nogil:
-            CHKHCCL(HcclSend(m.sptr, m.count, m.dt, m.root, m.comm, m.stream), "HcclSend")
-        return m.kept()
-
-    def recv(self, buf, peer, *, stream=None, dtype=None):
-        """Receive into `buf` from rank `peer`, which calls send() with as many elements.
-
-        Point to point, asynchronous: it enqueues the receive on `stream`
-        (None: the current stream) and returns; synchronise the stream before
-        reading `buf`. The pairing rules of send() apply: receives match the
-        peer's sends in order, with the same count and dtype; a receive
-        completes when the data has arrived. A receive posted after a send
-        on this rank runs only once that send completed, so a ring (or any
-        cycle) of send-then-recv with messages larger than the channel
-        (1 MiB by default) is a deadlock: post it inside
-        ``with pyhccl.group():`` (or as one batch_send_recv()). Calls
-        HcclRecv.
-
-        Returns:
-            buf.
-
-        {raises: HcclRecv}
-        """
-        cdef _Msg m = _msg(self).recv(buf, peer, stream, dtype)
-        with nogil:
-            CHKHCCL(HcclRecv(m.rptr, m.count, m.dt, m.root, m.comm, m.stream), "HcclRecv")
-        return m.kept()
-
-    def barrier(self, *, stream=None):
-        """Block the stream until every rank has reached the barrier.
-
-        Collective: every rank calls it, in the same order. Asynchronous: it
-        enqueues the barrier on `stream` (None: the current stream) and
-        returns; synchronise the stream to wait for it. Calls HcclBarrier.
+        Local and immediate: every pending and later operation of it fails at
+        once on this rank (HcclError HCCL_E_UNAVAIL from synchronize), and its
+        peers' pending operations fail within about a second, naming this
+        rank. destroy() then returns at once. A rank interrupted by Ctrl-C
+        aborts its communicators this way.
 
         Raises:
-            TypeError: `stream` is not a Stream.
-            ValueError: the communicator or the stream is destroyed, or the
-                stream is on another device.
-            HcclError: HcclBarrier refused the call.
+            ValueError: the communicator is destroyed.
+            HcclError: the runtime has no abort (a CANN build).
         """
-        cdef _Msg m = _msg(self).barrier(stream)
+        self._check("abort")
         with nogil:
-            CHKHCCL(HcclBarrier(m.comm, m.stream), "HcclBarrier")
+            CHKHCCL(PyhcclCommAbort(self._handle), "PyhcclCommAbort")
 
-    def all_gather_v(self, sendbuf, recvbuf, recv_counts, recv_displs=None, *, stream=None,
-                     dtype=None):
-        """Gather blocks of different sizes: rank i's `sendbuf` lands at recv_displs[i] in `recvbuf`.
+    @property
+    def topology(self):
+        """Where the ranks run (PyhcclCommGetTopology): a Topology.
 
-        {collective: recv_counts and recv_displs}
-        In place when `sendbuf` is exactly this rank's block of `recvbuf`.
-        Calls HcclAllGatherV.
+        Ranks share a host when they can share memory: the same host name,
+        boot id and network namespace. hosts[h] lists the ranks of host h
+        (hosts numbered in the order of their lowest rank); host, local_rank
+        and local_size describe this rank; transports[p] says how this rank
+        reaches rank p ("shm", "tcp" or "self").
 
-        Args:
-            sendbuf: this rank's block, recv_counts[rank] elements.
-            recvbuf: output holding every block (writable).
-            recv_counts: elements from each rank (a sequence or numpy array
-                of size ints).
-            recv_displs: where each rank's block starts in recvbuf, in
-                elements; None packs the blocks in rank order. The blocks
-                must not overlap and must fit in recvbuf.
-            {stream}
-            {dtype}
+        Raises:
+            ValueError: the communicator is destroyed.
+            HcclError: the runtime cannot tell (a CANN build).
+        """
+        cdef PyhcclTopology t
+        cdef uint32_t[::1] host_of = np.zeros(self._size, np.uint32)
+        cdef char name[256]
+        self._check("topology")
+        with nogil:
+            CHKHCCL(PyhcclCommGetTopology(self._handle, &t, &host_of[0], self._size),
+                    "PyhcclCommGetTopology")
+        hosts = [[] for _ in range(t.nHosts)]
+        for r in range(self._size):
+            hosts[host_of[r]].append(r)
+        names = []
+        for h in range(t.nHosts):
+            with nogil:
+                CHKHCCL(PyhcclCommGetHostName(self._handle, h, name, sizeof(name)),
+                        "PyhcclCommGetHostName")
+            names.append(name.decode("utf-8", "replace"))
+        transports = []
+        for p in range(self._size):
+            with nogil:
+                CHKHCCL(PyhcclCommGetTransport(self._handle, p, name, sizeof(name)),
+                        "PyhcclCommGetTransport")
+            transports.append(name.decode())
+        return Topology(hosts, names, t.hostId, t.localRank, t.localSize, transports)
+
+    def flight_record(self):
+        """The communicator's last operations, oldest first (PyhcclCommGetFlightRecord).
 
         Returns:
-            recvbuf.
+            A list of dicts with keys seq (collective number, 0 for send/recv),
+            op ("HcclAllReduce", ...), count, dtype (DataType), root,
+            reduce_op (ReduceOp), state ("queued", "running", "done",
+            "failed"), enqueue_us, start_us, end_us (monotonic clock; None
+            until reached) and algorithm ("board", "flat", "hier", "ring", ...).
 
-        {raises: HcclAllGatherV}
+        Raises:
+            ValueError: the communicator is destroyed.
+            HcclError: the runtime keeps no record (a CANN build).
         """
-        cdef _Msg m = _msg(self).all_gather_v(sendbuf, recvbuf, recv_counts, recv_displs,
-                                              stream, dtype)
+        cdef PyhcclOpRecord recs[64]
+        cdef uint32_t count = 0
+        self._check("flight_record")
         with nogil:
-            CHKHCCL(HcclAllGatherV(m.sptr, m.count, m.rptr, m.rcounts, m.rdispls, m.dt,
-                                   m.comm, m.stream), "HcclAllGatherV")
-        return m.kept()
+            CHKHCCL(PyhcclCommGetFlightRecord(self._handle, recs, 64, &count),
+                    "PyhcclCommGetFlightRecord")
+        states = ("queued", "running", "done", "failed")
+        out = []
+        for i in range(count):
+            out.append({
+                "seq": recs[i].seq,
+                "op": recs[i].opName.decode(),
+                "count": recs[i].count,
+                "dtype": DataType(recs[i].dataType),
+                "root": recs[i].root,
+                "reduce_op": ReduceOp(recs[i].reduceOp),
+                "state": states[recs[i].state],
+                "enqueue_us": recs[i].enqueueUs,
+                "start_us": recs[i].startUs or None,
+                "end_us": recs[i].endUs or None,
+                "algorithm": recs[i].algorithm.decode(),
+            })
+        return out
 
-    def reduce_scatter_v(self, sendbuf, recvbuf, send_counts, send_displs=None, op=SUM, *,
-                         stream=None, dtype=None):
-        """Reduce `sendbuf` over all ranks with `op`; rank i gets the block of send_counts[i] at send_displs[i].
+    def destroy(self, timeout=None):
+        """Destroy the communicator (HcclCommDestroy); a second call does nothing.
 
-        {collective: send_counts and send_displs}
-        In place when `recvbuf` is exactly this rank's block of `sendbuf`.
-        Calls HcclReduceScatterV.
+        Work already enqueued should be synchronised first. Every rank should
+        destroy its communicator.
 
         Args:
-            sendbuf: input holding every rank's block.
-            recvbuf: output, send_counts[rank] elements (writable).
-            send_counts: elements of each rank's block (size ints).
-            send_displs: where each block starts in sendbuf, in elements;
-                None packs them in rank order. Blocks must fit in sendbuf.
-            {op}
-            {stream}
-            {dtype}
+            timeout: None: wait for the enqueued work as HcclCommDestroy does
+                (each operation is bounded by the exec timeout). Seconds:
+                wait at most that long, then abort what is still in flight
+                (it fails at once here; peers learn that this rank left) and
+                raise (PyhcclCommDestroyTimeout). The communicator is
+                destroyed either way. At interpreter exit pyhccl destroys
+                the communicators left with PYHCCL_EXIT_TIMEOUT (1 s).
+
+        Raises:
+            HcclError: HCCL_E_TIMEOUT naming the operations abandoned; or, when
+                a message this rank sent was never received (its peer failed
+                or left first), the peer's error: the send itself succeeded.
+        """
+        cdef HcclComm handle = self._handle
+        cdef int32_t ms = -1
+        if timeout is not None:
+            ms = _timeout_ms(timeout, "destroy")
+        if handle == NULL:
+            return
+        self._handle = NULL
+        _live_comms.discard(self)
+        try:
+            if ms < 0:
+                with nogil:
+                    CHKHCCL(HcclCommDestroy(handle), "HcclCommDestroy")
+            else:
+                with nogil:
+                    CHKHCCL(PyhcclCommDestroyTimeout(handle, ms), "PyhcclCommDestroyTimeout")
+        finally:
+            if self._rendezvous is not None:  # rank 0: its group's name is free again
+                self._rendezvous.close()
+                self._rendezvous = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.destroy()
+        return False
+
+    @classmethod
+    def from_env(cls, rank=None, world_size=None, *, group=None, device=None, config=None):
+        """Build a communicator with no MPI, from a launcher's variables or arguments.
+
+        See pyhccl.launch.comm_from_env: torchrun's RANK/WORLD_SIZE, Slurm's,
+        Open MPI's and MPICH's variables, or rank= and world_size=; ranks meet
+        by group name on one host, or at MASTER_ADDR:MASTER_PORT across hosts.
+        """
+        from pyhccl.launch import comm_from_env
+        return comm_from_env(rank, world_size, group=group, device=device, config=config)
+
+    def _keep_rendezvous(self, rendezvous):
+        """Close `rendezvous` (a _Rendezvous) when the communicator is destroyed."""
+        self._rendezvous = rendezvous
+
+    @classmethod
+    def from_mpi(cls, mpi_comm=None, device=None, config=None):
+        """Build a communicator over an mpi4py communicator (see pyhccl.mpi.comm_from_mpi)."""
+        from pyhccl.mpi import comm_from_mpi
+        return comm_from_mpi(mpi_comm, device=device, config=config)
+
+    # ---- sub-communicators and registered memory (src/hcclext.pxi) ---------
+
+    def create_sub_comm(self, rank_ids, sub_comm_id=0xFFFFFFFF, config=None):
+        """Create a sub-communicator of the ranks in `rank_ids` (HcclCreateSubCommConfig).
+
+        Collective over this communicator: members pass the same `rank_ids`
+        (a rank's index in it is its rank in the new communicator) and the
+        same `sub_comm_id` (unique within this communicator); the other ranks
+        pass rank_ids=None and get None. Several disjoint groups may be
+        created in one call, each with its own id.
 
         Returns:
-            recvbuf.
-
-        {raises: HcclReduceScatterV}
+            the new Comm on members, None elsewhere.
         """
-        cdef _Msg m = _msg(self).reduce_scatter_v(sendbuf, recvbuf, send_counts, send_displs,
-                                                  op, stream, dtype)
-        with nogil:
-            CHKHCCL(HcclReduceScatterV(m.sptr, m.scounts, m.sdispls, m.rptr, m.count, m.dt,
-                                       m.op, m.comm, m.stream), "HcclReduceScatterV")
-        return m.kept()
+        return _comm_create_sub(self, rank_ids, sub_comm_id, config)
 
-    def all_to_all_v(self, sendbuf, recvbuf, send_counts, recv_counts, send_displs=None,
-                     recv_displs=None, *, stream=None, dtype=None):
-        """Send send_counts[j] elements to each rank j; receive recv_counts[i] from each rank i.
+    def split(self, color, key=0, config=None):
+        """Split into sub-communicators by `color`, ordered by (`key`, rank), like MPI_Comm_split.
 
-        {collective}
-        send_counts[j] on rank i must equal recv_counts[i] on rank j (a
-        mismatch fails the operation, reported by synchronize()). Not in
-        place. Calls HcclAlltoAllV.
-
-        Args:
-            sendbuf: input; the block for rank j starts at send_displs[j].
-            recvbuf: output; the block from rank i lands at recv_displs[i]
-                (blocks must not overlap).
-            send_counts, recv_counts: elements per peer (size ints each).
-            send_displs, recv_displs: block offsets in elements; None packs
-                the blocks in rank order.
-            {stream}
-            {dtype}
+        Collective over this communicator; needs no MPI (the colors and keys
+        travel over this communicator). Ranks with color None or negative
+        get None.
 
         Returns:
-            recvbuf.
-
-        {raises: HcclAlltoAllV}
+            the Comm of this rank's color, or None.
         """
-        cdef _Msg m = _msg(self).all_to_all_v(sendbuf, recvbuf, send_counts, recv_counts,
-                                              send_displs, recv_displs, stream, dtype)
-        with nogil:
-            CHKHCCL(HcclAlltoAllV(m.sptr, m.scounts, m.sdispls, m.dt, m.rptr, m.rcounts,
-                                  m.rdispls, m.rdt, m.comm, m.stream), "HcclAlltoAllV")
-        return m.kept()
+        return _comm_split(self, color, key, config)
 
-    def all_to_all_vc(self, sendbuf, recvbuf, send_count_matrix, *, stream=None, dtype=None):
-        """All-to-all from a matrix of counts: rank i sends matrix[i][j] elements to rank j.
+    def sym_win_register(self, mem, size=None):
+        """Register `mem` as a symmetric window (HcclCommSymWinRegister; collective).
 
-        {collective: matrix}
-        Blocks are packed in rank order in both buffers: this rank sends row
-        `rank` and receives column `rank`. Not in place. Calls HcclAlltoAllVC.
-
-        Args:
-            sendbuf: input, at least sum(matrix[rank]) elements.
-            recvbuf: output, at least sum of column `rank` elements.
-            send_count_matrix: size x size ints (nested sequences, a 2-d
-                array, or a flat sequence of size * size), row = sender.
-            {stream}
-            {dtype}
+        `mem` is a MemMapping (or a DeviceArray or address inside one, with
+        `size`); every rank registers the same size. Collectives whose
+        buffers lie in windows read peers' windows directly, at every size.
+        The memory cannot be unmapped until the window is deregistered.
 
         Returns:
-            recvbuf.
-
-        {raises: HcclAlltoAllVC}
+            SymWindow.
         """
-        cdef _Msg m = _msg(self).all_to_all_vc(sendbuf, recvbuf, send_count_matrix, stream,
-                                               dtype)
-        with nogil:
-            CHKHCCL(HcclAlltoAllVC(m.sptr, m.scounts, m.dt, m.rptr, m.rdt, m.comm, m.stream),
-                    "HcclAlltoAllVC")
-        return m.kept()
+        return _sym_win_register(self, mem, size)
 
-    def batch_send_recv(self, items, *, stream=None, dtype=None):
-        """Run a batch of sends and receives that progress together (HcclBatchSendRecv).
+    def set_memory_range(self, mem, size=None):
+        """Declare a reserved address range to HCCL (HcclCommSetMemoryRange).
 
-        Point to point, asynchronous: it enqueues the whole batch on `stream`
-        (None: the current stream) and returns; synchronise the stream before
-        reading the received buffers. All items progress together, so a ring
-        or any pattern of exchanges cannot deadlock inside one batch. Items
-        between a pair of ranks match in order (as send() and recv() do),
-        with equal counts and dtypes; sending to this rank itself works when the
-        matching receive is in the same batch.
-
-        Args:
-            items: iterable of (kind, buf, peer) tuples; kind is "send" or
-                "recv", peer the other rank. A received-into buffer must not
-                overlap any other buffer of the batch.
-            {stream}
-            dtype: reinterpret every buffer as this DataType.
-
-        {raises: HcclBatchSendRecv}
+        `mem` is an AddressReservation (or its address, with `size`); the
+        range is known to every communicator of the process.
         """
-        cdef _Msg m = _msg(self).batch_send_recv(items, stream, dtype)
-        with nogil:
-            CHKHCCL(HcclBatchSendRecv(m.items, m.nitems, m.comm, m.stream), "HcclBatchSendRecv")
-        m.kept()
+        _set_memory_range(self, mem, size)
 
+    def unset_memory_range(self, mem):
+        """Remove a range set by set_memory_range() (HcclCommUnsetMemoryRange)."""
+        _unset_memory_range(self, mem)
 
-_fill_docs(Comm)
+    def activate_comm_memory(self, mapping, size=None):
+        """Activate a mapping inside a memory range as this communicator's memory (HcclCommActivateCommMemory).
+
+        It stays mapped (unmap() fails) until deactivate_comm_memory() or
+        destroy().
+        """
+        _activate_comm_memory(self, mapping, size)
+
+    def deactivate_comm_memory(self, mapping):
+        """Undo activate_comm_memory() (HcclCommDeactivateCommMemory)."""
+        _deactivate_comm_memory(self, mapping)

@@ -35,10 +35,15 @@ def _doc_slot(m):
                          subsequent_indent=indent + ("    " if indent else ""))
 
 
-cdef int _fill_docs(type cls) except -1:
-    """Fill the slots of the docstrings of `cls`'s methods."""
-    for member in vars(cls).values():
-        doc = getattr(member, "__doc__", None) if callable(member) else None
-        if doc and "{" in doc:
-            member.__doc__ = _DOC_SLOT.sub(_doc_slot, doc)
+cdef int _fill_docs(type cls, str shown_as) except -1:
+    """Fill the slots of the docstrings of `cls`'s methods; their embedded
+    signatures name the class `shown_as` (a base names the public class)."""
+    cdef str prefix = cls.__name__ + "."
+    for name, member in vars(cls).items():
+        doc = getattr(member, "__doc__", None)
+        if name.startswith("_") or not callable(member) or not doc:
+            continue            # (Cython's own helpers have read-only docstrings)
+        if doc.startswith(prefix):
+            doc = shown_as + "." + doc[len(prefix):]
+        member.__doc__ = _DOC_SLOT.sub(_doc_slot, doc)
     return 0

@@ -361,10 +361,11 @@ cdef class _Msg:
         return self
 
 
-cdef inline _Msg _msg(Comm c):
-    """A new, empty message for one call on `c`."""
+cdef inline _Msg _msg(object comm):
+    """A new, empty message for one call on `comm`, a Comm (checked: the
+    collectives live in its base class, src/collectives.pxi)."""
     cdef _Msg m = _Msg.__new__(_Msg)
-    m.c = c
+    m.c = <Comm?>comm
     return m
 
 
