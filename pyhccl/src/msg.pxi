@@ -1,13 +1,14 @@
 # The message layer: one collective's arguments, resolved and checked once.
 #
-# As mpi4py's msgbuffer.pxi does for MPI: a Comm method asks _msg(comm) for a
-# _Msg, and one for_*() call per collective checks the communicator, then the
-# op, root (or peer) and stream, then resolves the buffers (counts and dtype
-# derived from them, src/buffer.pxi) and checks them against each other, all
-# before any C call, and guards host buffers (src/host_reads.pxi). The method
-# then enqueues the C call without the GIL from the message's C fields, and
-# m.kept() keeps the Python buffers alive until the stream has run it.
-# The counts and displacements of the V collectives are in src/counts.pxi.
+# As mpi4py's msgbuffer.pxi does for MPI: a Comm method (src/collectives.pxi)
+# asks _msg(self) for a _Msg and calls its method of the same name, which
+# checks the communicator, then the op, root (or peer) and stream, then
+# resolves the buffers (counts and dtype derived from them, src/buffer.pxi) and
+# checks them against each other, all before any C call, and guards host
+# buffers (src/host_reads.pxi). The Comm method then enqueues the C call
+# without the GIL from the message's C fields, and m.kept() keeps the Python
+# buffers alive until the stream has run it. The counts and displacements of
+# the V collectives are parsed in src/counts.pxi.
 
 cdef enum:
     _OP = 1          # reducing: check `op`
