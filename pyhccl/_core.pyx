@@ -2,7 +2,12 @@
 """pyhccl core: Python classes over the ACL runtime and HCCL C API.
 
 One .pxi per subsystem lives in pyhccl/src/ (not importable), included below.
+A Comm method resolves and checks its arguments through one _Msg (src/msg.pxi,
+like mpi4py's message buffers), then calls C; docstring text that several
+methods share is written once (src/docs.pxi).
 """
+
+cimport cython
 
 from cpython.buffer cimport PyObject_CheckBuffer
 from cpython.bytes cimport PyBytes_FromStringAndSize
@@ -24,7 +29,9 @@ import contextlib
 import itertools
 import operator
 import os
+import re
 import sys
+import textwrap
 import threading
 import time
 import warnings
@@ -55,6 +62,8 @@ include "src/runtime.pxi"
 include "src/event.pxi"
 include "src/stream.pxi"
 include "src/memory.pxi"
+include "src/shape.pxi"
+include "src/host_access.pxi"
 include "src/devarray.pxi"
 include "src/factories.pxi"
 include "src/vmm.pxi"
@@ -66,6 +75,9 @@ include "src/comm_init.pxi"
 include "src/launch.pxi"
 include "src/group.pxi"
 include "src/host_reads.pxi"
+include "src/docs.pxi"
+include "src/collectives.pxi"
 include "src/comm.pxi"
-include "src/comm_v.pxi"
+include "src/msg.pxi"
+include "src/counts.pxi"
 include "src/hcclext.pxi"

@@ -227,3 +227,10 @@ def test_comm_constructor_arguments():
         pyhccl.Comm(1, ri, 0, config=pyhccl.CommConfig(buffer_size="big"))
     with pytest.raises(TypeError, match="config must be a CommConfig"):
         pyhccl.Comm(1, ri, 0, config=[1])
+
+
+def test_collectives_run_on_a_comm_only():
+    """The collectives live in Comm's stateless base; on anything else they refuse, not crash."""
+    from pyhccl import _core
+    with pytest.raises(TypeError, match="Comm"):
+        _core._Collectives().all_reduce(f32(4))

@@ -63,6 +63,18 @@ def test_collective_docstrings_state_the_rules():
         assert "Collective" in doc and "synchronise" in doc and "Hccl" in doc, name
 
 
+def test_shared_docstring_text_is_filled_in():
+    """The slots of src/docs.pxi become the shared text at import, under Comm's name."""
+    import re
+    for name in ("all_reduce", "broadcast", "all_gather", "reduce_scatter", "reduce", "scatter",
+                 "all_to_all", "send", "recv", "all_gather_v", "reduce_scatter_v",
+                 "all_to_all_v", "all_to_all_vc", "batch_send_recv"):
+        doc = getattr(pyhccl.Comm, name).__doc__
+        assert doc.startswith(f"Comm.{name}("), name
+        assert re.search(r"HcclError: Hccl\w+ refused the call", doc), name
+        assert not re.search(r"^ *\{\w+", doc, re.M), name     # no slot left
+
+
 def test_every_public_name_is_in_the_api_reference():
     """docs/api.rst documents everything pyhccl exports."""
     import os
