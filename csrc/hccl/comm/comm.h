@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "hccl/algo/op.h"
+#include "hccl/op/op.h"
 #include "hccl/algo/tuning.h"
 #include "hccl/comm/config.h"
 #include "hccl/comm/flight.h"
