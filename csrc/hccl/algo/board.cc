@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "hccl/comm/window.h"
+#include "hccl/algo/windows.h"
 
 namespace hccl {
 namespace {
@@ -27,7 +27,7 @@ HcclResult post_and_read(Ctx &x, const void *mine, size_t bytes, bool same_size,
 
 }  // namespace
 
-bool board_fits(const Comm &comm, OpKind kind, size_t bytes) {
+bool board_fits(const CommView &comm, OpKind kind, size_t bytes) {
   const size_t fit = comm.engine->board_bytes();
   return fit > 0 && bytes <= fit && comm.tuning.forced_for(kind, false) == Algo::kAuto;
 }
@@ -37,7 +37,7 @@ bool board_applies(const Ctx &x) {
          board_fits(x.comm, x.spec.kind, x.spec.send.bytes(x.count, x.es, static_cast<uint32_t>(x.n)));
 }
 
-bool board_part(const Comm &comm, const OpDesc &op, const void **part, size_t *bytes) {
+bool board_part(const CommView &comm, const OpDesc &op, const void **part, size_t *bytes) {
   // With symmetric windows the first exchange may be window_open()'s.
   if (comm.engine->board_bytes() == 0 || (op.windows && op.windows->any_direct())) return false;
   const CollectiveSpec &s = op_spec(op.kind);

@@ -15,7 +15,7 @@
 namespace hccl {
 
 // Whether collective `kind`, posting at most `bytes` per rank, runs on boards.
-bool board_fits(const Comm &comm, OpKind kind, size_t bytes);
+bool board_fits(const CommView &comm, OpKind kind, size_t bytes);
 // Whether x's operation (count > 0, spec with boards) runs on boards.
 bool board_applies(const Ctx &x);
 
@@ -23,7 +23,7 @@ bool board_applies(const Ctx &x);
 // exchange (run_board, or exchange() for count 0 and Barrier), and what this
 // rank posts in it (for Engine::arrive_on_board). Derived from the spec as
 // run_board's post is, so the two agree (transport/board.cc checks).
-bool board_part(const Comm &comm, const OpDesc &op, const void **part, size_t *bytes);
+bool board_part(const CommView &comm, const OpDesc &op, const void **part, size_t *bytes);
 
 // The board algorithm of x's collective: posts, reads the peers' parts, and
 // reduces or copies them into place.

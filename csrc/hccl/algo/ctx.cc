@@ -90,7 +90,7 @@ OpSig op_signature(const OpDesc &o, uint64_t seq) {
   return sig;
 }
 
-Ctx::Ctx(Comm &c, const OpDesc &o)
+Ctx::Ctx(CommView &c, const OpDesc &o)
     : comm(c),
       op(o),
       eng(*c.engine),
@@ -129,8 +129,9 @@ HcclResult Ctx::failed(HcclResult rc) {
     // used in opposite orders, each rank blocked in the one the other is not in.
     // On one host that is told at once (transport/order.cc); a peer on another
     // host cannot be seen, so say what to check.
-    if (seen.seq < sig.seq && comm_count() > 1)
-      err.what += "; it waits in communicator " + comm.name + " (one of " + std::to_string(comm_count()) +
+    const size_t comms = comm.live_comms ? comm.live_comms() : 1;
+    if (seen.seq < sig.seq && comms > 1)
+      err.what += "; it waits in communicator " + comm.name + " (one of " + std::to_string(comms) +
                   " in this process): ranks that call communicators' collectives in different "
                   "orders deadlock; if rank " + std::to_string(err.peer) +
                   " is blocked in another one, use one order on every rank";

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "hccl/op/op.h"
-#include "hccl/comm/comm.h"
+#include "hccl/algo/comm_view.h"
 #include "hccl/reduce/reduce.h"
 #include "hccl/transport/engine.h"
 
@@ -27,9 +27,9 @@ OpSig op_signature(const OpDesc &o, uint64_t seq);
 
 class Ctx {
  public:
-  Ctx(Comm &comm, const OpDesc &op);
+  Ctx(CommView &comm, const OpDesc &op);
 
-  Comm &comm;
+  CommView &comm;
   const OpDesc &op;
   Engine &eng;
   const Topology &topo;

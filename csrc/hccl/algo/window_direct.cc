@@ -8,7 +8,7 @@
 
 #include "hccl/algo/direct.h"
 #include "hccl/algo/select.h"
-#include "hccl/comm/window.h"
+#include "hccl/algo/windows.h"
 
 namespace hccl {
 namespace {

@@ -283,7 +283,7 @@ HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
   warn_tuning_once(info[0].pyhccl_algo, info[0].hccl_algo, bad);
   std::vector<HostIdentity> ids(nranks);
   for (uint32_t p = 0; p < nranks; ++p) ids[p] = info[p].host;
-  c->topo = Topology::build(ids);
+  c->topo = build_topology(ids);
 
   c->engine.reset(new Engine(static_cast<int>(rank), static_cast<int>(nranks)));
   c->engine->set_exec_timeout(c->settings.exec_timeout_s);
