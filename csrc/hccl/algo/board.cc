@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "hccl/comm/window.h"
+#include "hccl/algo/windows.h"
 
 namespace hccl {
 namespace {
@@ -27,91 +27,63 @@ HcclResult post_and_read(Ctx &x, const void *mine, size_t bytes, bool same_size,
 
 }  // namespace
 
-bool board_fits(const Comm &comm, Coll c, size_t bytes) {
+bool board_fits(const CommView &comm, OpKind kind, size_t bytes) {
   const size_t fit = comm.engine->board_bytes();
-  return fit > 0 && bytes <= fit && comm.tuning.forced_for(c, false) == Algo::kAuto;
+  return fit > 0 && bytes <= fit && comm.tuning.forced_for(kind, false) == Algo::kAuto;
 }
 
-bool board_part(const Comm &comm, const OpDesc &op, const void **part, size_t *bytes) {
+bool board_applies(const Ctx &x) {
+  return x.spec.has(Algo::kBoard) && x.count > 0 &&
+         board_fits(x.comm, x.spec.kind, x.spec.send.bytes(x.count, x.es, static_cast<uint32_t>(x.n)));
+}
+
+bool board_part(const CommView &comm, const OpDesc &op, const void **part, size_t *bytes) {
   // With symmetric windows the first exchange may be window_open()'s.
   if (comm.engine->board_bytes() == 0 || (op.windows && op.windows->any_direct())) return false;
-  const size_t b = op.count * dtype_size(op.dtype);
-  Coll c;
-  *part = op.send;
-  *bytes = b;
-  switch (op.kind) {
-    case OpKind::kAllReduce: c = Coll::kAllReduce; break;
-    case OpKind::kReduce: c = Coll::kReduce; break;
-    case OpKind::kAllGather: c = Coll::kAllGather; break;
-    case OpKind::kReduceScatter:
-      c = Coll::kReduceScatter;
-      *bytes = b * comm.nranks;
-      break;
-    case OpKind::kAlltoAll:  // count 0: pairwise, with empty messages
-      if (b == 0) return false;
-      c = Coll::kAlltoAll;
-      *bytes = b * comm.nranks;
+  const CollectiveSpec &s = op_spec(op.kind);
+  *part = nullptr;
+  *bytes = 0;
+  if (op.count == 0) return s.zero == ZeroCount::kCompareSignatures;  // an exchange of nothing
+  const size_t es = dtype_size(op.dtype);
+  if (!s.has(Algo::kBoard) || !board_fits(comm, op.kind, s.send.bytes(op.count, es, comm.nranks)))
+    return false;
+  *part = s.one_buffer ? op.recv : op.send;
+  *bytes = s.send.mine(op.count, es, comm.nranks, s.rooted && op.root == comm.rank);
+  return true;
+}
+
+HcclResult run_board(Ctx &x) {
+  const size_t block = x.count * x.es;  // one rank's block of a per-rank buffer
+  const char **v;
+  // Parts differ in size only where some ranks send nothing (rooted): checked below.
+  const bool same_size = x.spec.send.who == Who::kAll;
+  HcclResult rc = post_and_read(x, x.in, x.send_bytes(), same_size, &v);
+  if (rc != HCCL_SUCCESS) return rc;
+  if (!same_size && !x.is_root() && x.eng.board_sizes()[x.root] != x.spec.send.bytes(x.count, x.es, x.n))
+    return garbled(x, x.root);
+  char *out = x.out;
+  switch (x.spec.kind) {
+    case OpKind::kAllReduce:
+    case OpKind::kReduce:  // reduced in rank order on every rank that receives
+      if (x.recv_bytes() > 0) reduce(x.op.dtype, x.op.op, out, reinterpret_cast<const void *const *>(v), x.n, x.count);
       break;
     case OpKind::kBroadcast:
-      c = Coll::kBroadcast;
-      *part = op.recv;
-      if (op.root != comm.rank) *bytes = 0;
+      if (!x.is_root()) std::memcpy(out, v[x.root], block);
       break;
-    case OpKind::kBarrier: c = Coll::kCount; break;
-    default: return false;
+    case OpKind::kAllGather:
+      for (int p = 0; p < x.n; ++p)
+        if (out + p * block != v[p]) std::memmove(out + p * block, v[p], block);
+      break;
+    case OpKind::kReduceScatter:
+      for (int p = 0; p < x.n; ++p) v[p] += x.me * block;  // this rank's block of everyone's input
+      reduce(x.op.dtype, x.op.op, out, reinterpret_cast<const void *const *>(v), x.n, x.count);
+      break;
+    case OpKind::kAlltoAll:  // in place too: peers read the board's copy
+      for (int p = 0; p < x.n; ++p)
+        if (p != x.me || x.in != out) std::memcpy(out + p * block, v[p] + x.me * block, block);
+      break;
+    default: return x.fail(HCCL_E_INTERNAL, "no board algorithm for this collective");
   }
-  if (b == 0 || c == Coll::kCount) {  // compare_signatures(): an exchange of nothing
-    *part = nullptr;
-    *bytes = 0;
-    return true;
-  }
-  return board_fits(comm, c, op.kind == OpKind::kBroadcast ? b : *bytes);
-}
-
-HcclResult board_reduce(Ctx &x, const char *in, char *out, size_t count, int root) {
-  const size_t bytes = count * x.es;
-  const char **v;
-  HcclResult rc = post_and_read(x, in, bytes, true, &v);
-  if (rc != HCCL_SUCCESS || (root >= 0 && root != x.me)) return rc;
-  reduce(x.op.dtype, x.op.op, out, reinterpret_cast<const void *const *>(v), x.n, count);
-  return HCCL_SUCCESS;
-}
-
-HcclResult board_broadcast(Ctx &x, char *buf, size_t bytes, int root) {
-  const char **v;
-  const bool is_root = x.me == root;
-  HcclResult rc = post_and_read(x, buf, is_root ? bytes : 0, false, &v);
-  if (rc != HCCL_SUCCESS || is_root) return rc;
-  if (x.eng.board_sizes()[root] != bytes) return garbled(x, root);
-  std::memcpy(buf, v[root], bytes);
-  return HCCL_SUCCESS;
-}
-
-HcclResult board_all_gather(Ctx &x, const char *in, char *out, size_t bytes) {
-  const char **v;
-  HcclResult rc = post_and_read(x, in, bytes, true, &v);
-  if (rc != HCCL_SUCCESS) return rc;
-  for (int p = 0; p < x.n; ++p)
-    if (out + p * bytes != v[p]) std::memmove(out + p * bytes, v[p], bytes);
-  return HCCL_SUCCESS;
-}
-
-HcclResult board_reduce_scatter(Ctx &x, const char *in, char *out, size_t count) {
-  const size_t bytes = count * x.es;
-  const char **v;
-  HcclResult rc = post_and_read(x, in, bytes * x.n, true, &v);
-  if (rc != HCCL_SUCCESS) return rc;
-  for (int p = 0; p < x.n; ++p) v[p] += x.me * bytes;  // this rank's block of everyone's input
-  reduce(x.op.dtype, x.op.op, out, reinterpret_cast<const void *const *>(v), x.n, count);
-  return HCCL_SUCCESS;
-}
-
-HcclResult board_all_to_all(Ctx &x, const char *in, char *out, size_t block) {
-  const char **v;
-  HcclResult rc = post_and_read(x, in, block * x.n, true, &v);
-  if (rc != HCCL_SUCCESS) return rc;
-  for (int p = 0; p < x.n; ++p)
-    if (p != x.me || in != out) std::memcpy(out + p * block, v[p] + x.me * block, block);
   return HCCL_SUCCESS;
 }
 

@@ -24,14 +24,14 @@ uint64_t counts_digest(const std::vector<uint64_t> &counts) {
 }
 
 std::string describe(const OpSig &s) {
-  const OpFacts *f = op_facts_or_null(s.kind);
+  const CollectiveSpec *f = op_spec_or_null(s.kind);
   if (f == nullptr) return "an unknown operation (" + std::to_string(s.kind) + ")";
   std::string d = f->api;
-  if (f->run == run_host_call) return d;  // a management call: its name says it
-  if (f->count_rule == OpFacts::kRecvCountsDigest || f->count_rule == OpFacts::kSendCountsDigest) {
+  if (f->host_call) return d;  // a management call: its name says it
+  if (f->count_rule == CountRule::kRecvCountsDigest || f->count_rule == CountRule::kSendCountsDigest) {
     char hex[24];
     std::snprintf(hex, sizeof(hex), "%016llx", static_cast<unsigned long long>(s.count));
-    d += std::string("(") + (f->count_rule == OpFacts::kRecvCountsDigest ? "recvCounts" : "sendCounts") +
+    d += std::string("(") + (f->count_rule == CountRule::kRecvCountsDigest ? "recvCounts" : "sendCounts") +
          " digest " + hex + ", ";
   } else {
     d += "(count " + std::to_string(s.count) + ", ";
@@ -55,12 +55,12 @@ std::string mismatch_text(const WaitError &e) {
     return "this rank called send/recv with " + peer + ", which called collective #" +
            std::to_string(theirs.seq) + " " + describe(theirs);
   std::string head = "collective #" + std::to_string(mine.seq) + " differs between ranks: ";
-  const OpFacts *f = op_facts_or_null(mine.kind);
+  const CollectiveSpec *f = op_spec_or_null(mine.kind);
   if (theirs.seq == mine.seq && theirs.kind == mine.kind && f != nullptr &&
-      f->count_rule != OpFacts::kSameCount && f->count_rule != OpFacts::kNotCompared &&
+      f->count_rule != CountRule::kSameCount && f->count_rule != CountRule::kNotCompared &&
       theirs.count != mine.count && theirs.dtype == mine.dtype && theirs.op == mine.op)
     return head + f->api + " was given different " +
-           (f->count_rule == OpFacts::kRecvCountsDigest ? "recvCounts" : "sendCounts") +
+           (f->count_rule == CountRule::kRecvCountsDigest ? "recvCounts" : "sendCounts") +
            " arrays on this rank and " + peer + " (every rank must pass the same array)";
   head += "this rank called " + describe(mine) + ", " + peer;
   if (theirs.kind == static_cast<uint32_t>(OpKind::kSendRecv))
@@ -73,24 +73,24 @@ std::string mismatch_text(const WaitError &e) {
 }  // namespace
 
 OpSig op_signature(const OpDesc &o, uint64_t seq) {
-  const OpFacts &f = op_facts(o.kind);
+  const CollectiveSpec &f = op_spec(o.kind);
   OpSig sig;
   sig.kind = static_cast<uint32_t>(o.kind);
   sig.dtype = static_cast<uint32_t>(o.dtype);
   if (o.kind == OpKind::kSendRecv) return sig;  // each message carries its item's signature
   sig.seq = seq;
   switch (f.count_rule) {
-    case OpFacts::kSameCount: sig.count = o.count; break;
-    case OpFacts::kRecvCountsDigest: sig.count = counts_digest(o.recv_counts); break;
-    case OpFacts::kSendCountsDigest: sig.count = counts_digest(o.send_counts); break;
-    case OpFacts::kNotCompared: sig.count = 0; break;
+    case CountRule::kSameCount: sig.count = o.count; break;
+    case CountRule::kRecvCountsDigest: sig.count = counts_digest(o.recv_counts); break;
+    case CountRule::kSendCountsDigest: sig.count = counts_digest(o.send_counts); break;
+    case CountRule::kNotCompared: sig.count = 0; break;
   }
   sig.root = f.rooted ? o.root : 0;
   sig.op = f.reducing ? static_cast<uint32_t>(o.op) : 0;
   return sig;
 }
 
-Ctx::Ctx(Comm &c, const OpDesc &o)
+Ctx::Ctx(CommView &c, const OpDesc &o)
     : comm(c),
       op(o),
       eng(*c.engine),
@@ -98,6 +98,11 @@ Ctx::Ctx(Comm &c, const OpDesc &o)
       me(static_cast<int>(c.rank)),
       n(static_cast<int>(c.nranks)),
       es(dtype_size(o.dtype)),
+      spec(op_spec(o.kind)),
+      in(static_cast<const char *>(spec.one_buffer ? o.recv : o.send)),
+      out(static_cast<char *>(o.recv)),
+      count(o.count),
+      root(spec.rooted ? static_cast<int>(o.root) : -1),
       sig(op_signature(o, o.kind == OpKind::kSendRecv ? 0 : ++c.op_seq)) {
   eng.begin_op(o.api, sig.seq);
   algo = o.kind == OpKind::kSendRecv ? "p2p" : o.kind == OpKind::kBarrier ? "flat" : "pairwise";
@@ -124,8 +129,9 @@ HcclResult Ctx::failed(HcclResult rc) {
     // used in opposite orders, each rank blocked in the one the other is not in.
     // On one host that is told at once (transport/order.cc); a peer on another
     // host cannot be seen, so say what to check.
-    if (seen.seq < sig.seq && comm_count() > 1)
-      err.what += "; it waits in communicator " + comm.name + " (one of " + std::to_string(comm_count()) +
+    const size_t comms = comm.live_comms ? comm.live_comms() : 1;
+    if (seen.seq < sig.seq && comms > 1)
+      err.what += "; it waits in communicator " + comm.name + " (one of " + std::to_string(comms) +
                   " in this process): ranks that call communicators' collectives in different "
                   "orders deadlock; if rank " + std::to_string(err.peer) +
                   " is blocked in another one, use one order on every rank";
@@ -230,13 +236,5 @@ HcclResult exchange(Ctx &x, const void *mine, size_t bytes, void *out) {
 }
 
 HcclResult compare_signatures(Ctx &x) { return exchange(x, nullptr, 0, nullptr); }
-
-HcclResult run_op_algorithm(Ctx &x) { return op_facts(x.op.kind).run(x); }
-
-HcclResult run_host_call(Ctx &x) {
-  x.algo = "host call";
-  if (!x.op.host_fn) return x.fail(HCCL_E_INTERNAL, "host call without a function");
-  return x.op.host_fn(x);
-}
 
 }  // namespace hccl

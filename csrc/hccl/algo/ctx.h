@@ -15,8 +15,8 @@
 #include <string>
 #include <vector>
 
-#include "hccl/algo/op.h"
-#include "hccl/comm/comm.h"
+#include "hccl/op/op.h"
+#include "hccl/algo/comm_view.h"
 #include "hccl/reduce/reduce.h"
 #include "hccl/transport/engine.h"
 
@@ -27,15 +27,22 @@ OpSig op_signature(const OpDesc &o, uint64_t seq);
 
 class Ctx {
  public:
-  Ctx(Comm &comm, const OpDesc &op);
+  Ctx(CommView &comm, const OpDesc &op);
 
-  Comm &comm;
+  CommView &comm;
   const OpDesc &op;
   Engine &eng;
   const Topology &topo;
   const int me;
   const int n;
   const size_t es;  // element size of op.dtype
+  const CollectiveSpec &spec;  // what op.kind is (op/spec.h)
+  // The operation's buffers as its spec reads them: `in` is op.send (op.recv
+  // for one-buffer collectives), `root` is -1 unless the spec is rooted.
+  const char *const in;
+  char *const out;
+  const uint64_t count;
+  const int root;
   OpSig sig;        // what every message of this operation carries
   WaitError err;    // filled by a failing batch / fail()
   const char *algo = "";  // the algorithm that ran, for the flight record and the log
@@ -45,6 +52,10 @@ class Ctx {
   // After a failed batch: words a mismatch, keeps other errors as they are.
   HcclResult failed(HcclResult rc);
   bool multi_host() const { return topo.nhosts() > 1; }
+  bool is_root() const { return root == me; }
+  // This rank's send and recv bytes by the spec's byte rules.
+  size_t send_bytes() const { return spec.send.mine(count, es, static_cast<uint32_t>(n), is_root()); }
+  size_t recv_bytes() const { return spec.recv.mine(count, es, static_cast<uint32_t>(n), is_root()); }
 };
 
 // A dependency: the input of a transfer is `region`'s bytes from `off` on.
@@ -110,25 +121,6 @@ HcclResult compare_signatures(Ctx &x);
 // `from_root(b)` (elsewhere) post the data messages instead.
 template <typename RootSend, typename FromRoot>
 HcclResult rooted_exchange(Ctx &x, int root, RootSend root_send, FromRoot from_root);
-
-// One function per collective; count 0 and one rank are handled inside.
-// Called on the stream's worker thread, ops in ticket order.
-HcclResult run_all_reduce(Ctx &x);
-HcclResult run_reduce(Ctx &x);
-HcclResult run_broadcast(Ctx &x);
-HcclResult run_all_gather(Ctx &x);
-HcclResult run_reduce_scatter(Ctx &x);
-HcclResult run_barrier(Ctx &x);
-HcclResult run_scatter(Ctx &x);
-HcclResult run_all_to_all_v(Ctx &x);
-HcclResult run_all_gather_v(Ctx &x);
-HcclResult run_reduce_scatter_v(Ctx &x);
-HcclResult run_send_recv(Ctx &x);
-// Host calls (HcclCommSymWinRegister, ...): runs op.host_fn.
-HcclResult run_host_call(Ctx &x);
-
-// Dispatches on op.kind.
-HcclResult run_op_algorithm(Ctx &x);
 
 template <typename RootSend, typename FromRoot>
 HcclResult rooted_exchange(Ctx &x, int root, RootSend root_send, FromRoot from_root) {

@@ -76,6 +76,8 @@ HcclResult direct_close(Ctx &x) {
   return HCCL_SUCCESS;
 }
 
+namespace {
+
 // Rank r reduces slice r straight from every rank's send buffer into its own
 // recv (AllReduce, root < 0) or the root's (Reduce); AllReduce then copies
 // the other slices from their owners.
@@ -113,6 +115,8 @@ HcclResult direct_all_gather(Ctx &x, const PeerViews &v, char *recv, size_t coun
   return direct_close(x);
 }
 
+// AlltoAll (equal counts): block `me` of every rank's send buffer into block p
+// of this rank's recv; in place through a private copy, after every rank read.
 HcclResult direct_all_to_all(Ctx &x, const PeerViews &v, char *recv, size_t count) {
   const size_t B = count * x.es;
   const bool in_place = v.send[x.me] == recv;
@@ -127,6 +131,40 @@ HcclResult direct_all_to_all(Ctx &x, const PeerViews &v, char *recv, size_t coun
 HcclResult direct_broadcast(Ctx &x, const PeerViews &v, char *buf, size_t bytes, int root) {
   if (x.me != root) std::memcpy(buf, v.send[root], bytes);
   return direct_close(x);
+}
+
+// Whether peers read (or write) each other's recv buffers: only then are they
+// described and mapped.
+bool peers_use_recv(OpKind kind) {
+  return kind == OpKind::kAllReduce || kind == OpKind::kReduce || kind == OpKind::kBroadcast;
+}
+
+}  // namespace
+
+HcclResult run_direct(Ctx &x, const PeerViews &v) {
+  switch (x.spec.kind) {
+    case OpKind::kAllReduce:
+    case OpKind::kReduce: return direct_all_reduce(x, v, x.count, x.root);
+    case OpKind::kReduceScatter: return direct_reduce_scatter(x, v, x.out, x.count);
+    case OpKind::kAllGather: return direct_all_gather(x, v, x.out, x.count);
+    case OpKind::kBroadcast: return direct_broadcast(x, v, x.out, x.count * x.es, x.root);
+    case OpKind::kAlltoAll: return direct_all_to_all(x, v, x.out, x.count);
+    default: return x.fail(HCCL_E_INTERNAL, "no single-copy algorithm for this collective");
+  }
+}
+
+HcclResult try_direct(Ctx &x, bool *ran) {
+  const size_t sb = x.send_bytes(), rb = peers_use_recv(x.spec.kind) ? x.recv_bytes() : 0;
+  PeerViews v;
+  HcclResult rc = direct_open(x, sb ? x.in : nullptr, sb, rb ? x.out : nullptr, rb, ran, &v);
+  return rc != HCCL_SUCCESS || !*ran ? rc : run_direct(x, v);
+}
+
+HcclResult try_window(Ctx &x, bool *ran) {
+  const size_t sb = x.send_bytes(), rb = x.recv_bytes();
+  PeerViews v;
+  HcclResult rc = window_open(x, sb ? x.in : nullptr, sb, rb ? x.out : nullptr, rb, ran, &v);
+  return rc != HCCL_SUCCESS || !*ran ? rc : run_direct(x, v);
 }
 
 }  // namespace hccl

@@ -30,16 +30,16 @@ HcclResult direct_close(Ctx &x);
 // answer on every rank: windows are registered collectively). window_open:
 // that exchange; *ok (the same on every rank) when every rank's buffers lie
 // in windows all ranks mapped, and then *views holds them as seen from here.
-bool window_candidate(const Ctx &x, Coll c);
+bool window_candidate(const Ctx &x);
 HcclResult window_open(Ctx &x, const void *send, size_t send_bytes, void *recv, size_t recv_bytes,
                        bool *ok, PeerViews *views);
 
-HcclResult direct_all_reduce(Ctx &x, const PeerViews &v, size_t count, int root);
-HcclResult direct_reduce_scatter(Ctx &x, const PeerViews &v, char *recv, size_t count);
-HcclResult direct_all_gather(Ctx &x, const PeerViews &v, char *recv, size_t count);
-HcclResult direct_broadcast(Ctx &x, const PeerViews &v, char *buf, size_t bytes, int root);
-// AlltoAll (equal counts): block `me` of every rank's send buffer into block p
-// of this rank's recv; in place through a private copy, after every rank read.
-HcclResult direct_all_to_all(Ctx &x, const PeerViews &v, char *recv, size_t count);
+// The single-copy algorithm of x's collective on `v`.
+HcclResult run_direct(Ctx &x, const PeerViews &v);
+// direct_open (window_open) on x's buffers by the spec's byte rules, then
+// run_direct; *ran is false, on every rank, when some rank's buffers are not
+// device memory (not in windows): the caller then runs another algorithm.
+HcclResult try_direct(Ctx &x, bool *ran);
+HcclResult try_window(Ctx &x, bool *ran);
 
 }  // namespace hccl

@@ -18,7 +18,7 @@
 #include <cstring>
 #include <vector>
 
-#include "hccl/algo/hier.h"
+#include "hccl/algo/algorithms.h"
 #include "hccl/algo/select.h"
 
 namespace hccl {
@@ -65,8 +65,6 @@ int index_in(const std::vector<int> &v, int r) {
     if (v[i] == r) return static_cast<int>(i);
   return -1;
 }
-
-}  // namespace
 
 HcclResult hier_all_reduce(Ctx &x, const Groups &g, const char *in, char *out, size_t count) {
   const size_t es = x.es;
@@ -196,6 +194,18 @@ HcclResult hier_all_gather(Ctx &x, const Groups &g, const char *in, char *out, s
     for (int k = 0; k < H; ++k) b.recv(q, block(k, j), B);
   }
   return b.run();
+}
+
+}  // namespace
+
+HcclResult run_hier(Ctx &x, bool ring) {
+  const Groups g(x, ring);
+  switch (x.spec.kind) {
+    case OpKind::kAllReduce: return hier_all_reduce(x, g, x.in, x.out, x.count);
+    case OpKind::kReduceScatter: return hier_reduce_scatter(x, g, x.in, x.out, x.count);
+    case OpKind::kAllGather: return hier_all_gather(x, g, x.in, x.out, x.count);
+    default: return x.fail(HCCL_E_INTERNAL, "no hierarchical algorithm for this collective");
+  }
 }
 
 }  // namespace hccl

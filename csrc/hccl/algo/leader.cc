@@ -6,14 +6,17 @@
 // algorithm's carries L(n-L) x S; one network step, where the ring needs
 // 2(n-1). The sums fold in local rank order, then host order, alike on every
 // rank.
-#include "hccl/algo/leader.h"
+#include "hccl/algo/algorithms.h"
 
 #include <cstring>
 #include <vector>
 
 namespace hccl {
 
-HcclResult leader_all_reduce(Ctx &x, const char *in, char *out, size_t count) {
+HcclResult run_leader(Ctx &x) {
+  const char *in = x.in;
+  char *out = x.out;
+  const size_t count = x.count;
   const size_t bytes = count * x.es;
   const Topology &t = x.topo;
   const int H = t.nhosts(), h = t.host_of[x.me];

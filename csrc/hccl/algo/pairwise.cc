@@ -7,14 +7,12 @@
 #include <cstring>
 #include <vector>
 
-#include "hccl/algo/board.h"
-#include "hccl/algo/ctx.h"
-#include "hccl/algo/direct.h"
-#include "hccl/algo/select.h"
+#include "hccl/algo/algorithms.h"
 
 namespace hccl {
+namespace {
 
-HcclResult run_all_to_all_v(Ctx &x) {
+HcclResult all_to_all_v(Ctx &x) {
   const char *send = static_cast<const char *>(x.op.send);
   char *recv = static_cast<char *>(x.op.recv);
   const size_t es = x.es;
@@ -24,20 +22,6 @@ HcclResult run_all_to_all_v(Ctx &x) {
     return x.fail(HCCL_E_PARA, "this rank sends itself " + std::to_string(sc[x.me]) +
                                    " elements but recvCounts[" + std::to_string(x.me) + "] is " +
                                    std::to_string(rc[x.me]));
-  // AlltoAll (every block the same size) on device memory: single-copy reads.
-  const size_t total = sc[x.me] * es * x.n;
-  if (x.op.kind == OpKind::kAlltoAll && x.n > 1 && total > 0) {
-    if (board_fits(x.comm, Coll::kAlltoAll, total)) return board_all_to_all(x, send, recv, sc[x.me] * es);
-    Algo a = select_algo(x, Coll::kAlltoAll, total);
-    x.algo = algo_name(a);
-    if (a == Algo::kDirect) {
-      bool ok = false;
-      PeerViews v;
-      HcclResult r = direct_open(x, send, total, nullptr, 0, &ok, &v);
-      if (r != HCCL_SUCCESS || ok) return r == HCCL_SUCCESS ? direct_all_to_all(x, v, recv, sc[x.me]) : r;
-      x.algo = algo_name(Algo::kPairwise);
-    }
-  }
   if (send == recv && x.n > 1) {  // AlltoAll in place: read from a copy
     size_t total = 0;
     for (int p = 0; p < x.n; ++p) total = std::max<size_t>(total, (sd[p] + sc[p]) * es);
@@ -57,7 +41,7 @@ HcclResult run_all_to_all_v(Ctx &x) {
   return b.run();
 }
 
-HcclResult run_all_gather_v(Ctx &x) {
+HcclResult all_gather_v(Ctx &x) {
   const char *send = static_cast<const char *>(x.op.send);
   char *recv = static_cast<char *>(x.op.recv);
   const size_t es = x.es;
@@ -74,7 +58,7 @@ HcclResult run_all_gather_v(Ctx &x) {
   return b.run();
 }
 
-HcclResult run_reduce_scatter_v(Ctx &x) {
+HcclResult reduce_scatter_v(Ctx &x) {
   const char *send = static_cast<const char *>(x.op.send);
   char *recv = static_cast<char *>(x.op.recv);
   const size_t es = x.es;
@@ -98,7 +82,7 @@ HcclResult run_reduce_scatter_v(Ctx &x) {
   return b.run();
 }
 
-HcclResult run_scatter(Ctx &x) {
+HcclResult scatter(Ctx &x) {
   const char *send = static_cast<const char *>(x.op.send);
   char *recv = static_cast<char *>(x.op.recv);
   const int root = static_cast<int>(x.op.root);
@@ -128,6 +112,19 @@ HcclResult run_scatter(Ctx &x) {
     b.recv(root, recv, B);
   }
   return b.run();
+}
+
+}  // namespace
+
+HcclResult run_pairwise(Ctx &x) {
+  switch (x.spec.kind) {
+    case OpKind::kAlltoAll:
+    case OpKind::kAlltoAllV: return all_to_all_v(x);
+    case OpKind::kAllGatherV: return all_gather_v(x);
+    case OpKind::kReduceScatterV: return reduce_scatter_v(x);
+    case OpKind::kScatter: return scatter(x);
+    default: return x.fail(HCCL_E_INTERNAL, "no pairwise algorithm for this collective");
+  }
 }
 
 }  // namespace hccl

@@ -8,11 +8,11 @@ namespace {
 // Shared memory within a host, for the cost model: a few microseconds a step.
 constexpr LinkCost kShm{3e-6, 1.0 / 5e9};
 
-// AllReduce across hosts: the cheapest by the cost model (tuning.net: the
+// Across hosts, for collectives with the leader algorithm (AllReduce): the cheapest by the cost model (tuning.net: the
 // link's latency and bandwidth as declared). S bytes, H hosts of at most L
 // ranks; each term is what the busiest host link carries each way, and the
 // steps that pay its latency.
-Algo all_reduce_across_hosts(const Ctx &x, double S, bool hier_ok) {
+Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
   const LinkCost &net = x.comm.tuning.net;
   const double n = x.n, H = x.topo.nhosts();
   double L = 1;
@@ -40,18 +40,14 @@ bool star_across_hosts(const Ctx &x, size_t bytes) {
   return net.time(1, (H - 1) * S) <= net.time(H - 1, S);
 }
 
-Algo select_algo(const Ctx &x, Coll c, size_t bytes) {
+Algo select_algo(const Ctx &x, size_t bytes) {
   const AlgoTuning &t = x.comm.tuning;
+  const CollectiveSpec &s = x.spec;
   const bool multi = x.multi_host();
   const bool hier_ok = !multi || x.topo.even();
   const bool direct_ok = !multi && x.comm.single_copy_ok;
-  Algo forced = t.forced_for(c, multi);
+  Algo forced = t.forced_for(s.kind, multi);
   switch (forced) {
-    case Algo::kFlat:
-    case Algo::kTree:
-    case Algo::kRing:
-    case Algo::kPairwise:
-    case Algo::kLeader: return forced;
     case Algo::kDirect:
       if (direct_ok) return forced;
       break;
@@ -59,28 +55,15 @@ Algo select_algo(const Ctx &x, Coll c, size_t bytes) {
       if (hier_ok) return forced;
       break;
     case Algo::kAuto: break;
+    default: return forced;  // tuning.cc accepts only the spec's algorithms
   }
-  const bool big = bytes >= t.single_copy_min;
-  switch (c) {
-    case Coll::kAllReduce:
-      if (multi) return all_reduce_across_hosts(x, static_cast<double>(bytes), hier_ok);
-      if (bytes <= t.flat_bytes) return Algo::kFlat;
-      if (direct_ok && big) return Algo::kDirect;
-      return hier_ok ? Algo::kHier : Algo::kRing;
-    case Coll::kReduce:
-      if (bytes <= t.flat_bytes) return Algo::kFlat;
-      return direct_ok && big ? Algo::kDirect : Algo::kTree;
-    case Coll::kBroadcast:
-      return direct_ok && big ? Algo::kDirect : Algo::kTree;
-    case Coll::kAllGather:
-    case Coll::kReduceScatter:
-      if (direct_ok && big) return Algo::kDirect;
-      return hier_ok ? Algo::kHier : Algo::kRing;
-    case Coll::kAlltoAll:
-      if (direct_ok && big) return Algo::kDirect;
-      break;
-    case Coll::kCount: break;
-  }
+  // The spec's candidates, cheapest first for the size.
+  if (multi && s.has(Algo::kLeader)) return cheapest_across_hosts(x, static_cast<double>(bytes), hier_ok);
+  if (s.has(Algo::kFlat) && bytes <= t.flat_bytes) return Algo::kFlat;
+  if (s.has(Algo::kDirect) && direct_ok && bytes >= t.single_copy_min) return Algo::kDirect;
+  if (s.has(Algo::kTree)) return Algo::kTree;
+  if (s.has(Algo::kHier) && hier_ok) return Algo::kHier;
+  if (s.has(Algo::kRing)) return Algo::kRing;
   return Algo::kPairwise;
 }
 

@@ -14,7 +14,10 @@
 
 namespace hccl {
 
-Algo select_algo(const Ctx &x, Coll c, size_t bytes);
+// The algorithm for x's operation of `bytes` (its spec's largest buffer):
+// PYHCCL_ALGO's where it can run, else the automatic choice among the
+// spec's candidates.
+Algo select_algo(const Ctx &x, size_t bytes);
 // Broadcast and Reduce trees across hosts: whether the root's host sends to
 // (receives from) every other host directly, rather than along a chain of
 // hosts, by the cost model: one message over its link per other host against

@@ -5,7 +5,7 @@
 // it: a cycle of sends issued one by one, each before its rank's receive, is
 // a deadlock for messages larger than the channel; the engine reports it on
 // one host (Engine::run, blocking_send).
-#include "hccl/algo/ctx.h"
+#include "hccl/algo/algorithms.h"
 
 namespace hccl {
 

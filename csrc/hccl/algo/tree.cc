@@ -1,9 +1,10 @@
-#include "hccl/algo/tree.h"
-
+// Broadcast and Reduce along a tree: across hosts through one rank per host
+// (the root on its own host, the lowest rank elsewhere), inside a host from
+// that rank. Small messages go star-shaped (one step); large ones along a
+// chain, each rank forwarding a piece as soon as it has it (pipelined).
 #include <vector>
 
-#include "hccl/algo/board.h"
-#include "hccl/algo/direct.h"
+#include "hccl/algo/algorithms.h"
 #include "hccl/algo/select.h"
 
 namespace hccl {
@@ -61,31 +62,10 @@ bool chain_across_hosts(const Ctx &x, size_t bytes) {
   return bytes >= x.comm.tuning.chain_min || (x.multi_host() && !star_across_hosts(x, bytes));
 }
 
-}  // namespace
-
-HcclResult run_broadcast(Ctx &x) {
-  char *buf = static_cast<char *>(x.op.recv);
-  const int root = static_cast<int>(x.op.root);
-  const size_t bytes = x.op.count * x.es;
-  if (x.n == 1) return HCCL_SUCCESS;
-  if (bytes == 0) return compare_signatures(x);
-  if (window_candidate(x, Coll::kBroadcast)) {
-    bool ok = false;
-    PeerViews v;
-    HcclResult rc = window_open(x, buf, bytes, nullptr, 0, &ok, &v);
-    if (rc != HCCL_SUCCESS) return rc;
-    if (ok) return direct_broadcast(x, v, buf, bytes, root);
-  }
-  if (board_fits(x.comm, Coll::kBroadcast, bytes)) return board_broadcast(x, buf, bytes, root);
-  if (select_algo(x, Coll::kBroadcast, bytes) == Algo::kDirect) {
-    x.algo = "direct";
-    bool ok = false;
-    PeerViews v;
-    bool is_root = x.me == root;
-    HcclResult rc = direct_open(x, is_root ? buf : nullptr, bytes, is_root ? nullptr : buf, bytes, &ok, &v);
-    if (rc != HCCL_SUCCESS) return rc;
-    if (ok) return direct_broadcast(x, v, buf, bytes, root);
-  }
+HcclResult tree_broadcast(Ctx &x) {
+  char *buf = x.out;
+  const int root = x.root;
+  const size_t bytes = x.count * x.es;
   const bool chain = bytes >= x.comm.tuning.chain_min;
   // Across hosts never a flat fan-out to every rank: one message per host.
   const bool across = x.multi_host() && !chain;
@@ -114,8 +94,11 @@ HcclResult run_broadcast(Ctx &x) {
   return b.run();
 }
 
-HcclResult tree_reduce(Ctx &x, const char *in, char *out, size_t count, int root) {
-  const size_t bytes = count * x.es;
+HcclResult tree_reduce(Ctx &x) {
+  const char *in = x.in;
+  char *out = x.out;
+  const int root = x.root;
+  const size_t bytes = x.count * x.es;
   HcclResult rc = compare_signatures(x);  // a tree does not bring every pair together
   if (rc != HCCL_SUCCESS) return rc;
   Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min, chain_across_hosts(x, bytes));
@@ -126,6 +109,16 @@ HcclResult tree_reduce(Ctx &x, const char *in, char *out, size_t count, int root
     sum.region = b.recv_reduce(t.children[i], i == 0 ? in : acc, acc, bytes, sum);
   if (t.parent >= 0) b.send(t.parent, sum.region ? acc : in, bytes, sum);
   return b.run();
+}
+
+}  // namespace
+
+HcclResult run_tree(Ctx &x) {
+  switch (x.spec.kind) {
+    case OpKind::kBroadcast: return tree_broadcast(x);
+    case OpKind::kReduce: return tree_reduce(x);
+    default: return x.fail(HCCL_E_INTERNAL, "no tree algorithm for this collective");
+  }
 }
 
 }  // namespace hccl

@@ -9,23 +9,6 @@
 namespace hccl {
 namespace {
 
-constexpr const char *kCollKeys[] = {"allreduce", "reduce", "broadcast", "allgather",
-                                     "reducescatter", "alltoall"};
-static_assert(sizeof(kCollKeys) / sizeof(kCollKeys[0]) == static_cast<size_t>(Coll::kCount),
-              "one key per collective");
-constexpr const char *kAlgoNames[] = {"auto", "flat", "direct", "hier", "ring", "tree", "pairwise", "leader"};
-
-// Which algorithms each collective has (bit per Algo).
-constexpr unsigned bit(Algo a) { return 1u << static_cast<unsigned>(a); }
-constexpr unsigned kValid[] = {
-    bit(Algo::kFlat) | bit(Algo::kDirect) | bit(Algo::kHier) | bit(Algo::kRing) | bit(Algo::kLeader),  // allreduce
-    bit(Algo::kFlat) | bit(Algo::kDirect) | bit(Algo::kTree),                      // reduce
-    bit(Algo::kDirect) | bit(Algo::kTree),                                         // broadcast
-    bit(Algo::kDirect) | bit(Algo::kHier) | bit(Algo::kRing),                      // allgather
-    bit(Algo::kDirect) | bit(Algo::kHier) | bit(Algo::kRing),                      // reducescatter
-    bit(Algo::kDirect) | bit(Algo::kPairwise),                                     // alltoall
-};
-
 std::vector<std::string> split(const std::string &s, const char *seps) {
   std::vector<std::string> out;
   size_t i = 0;
@@ -38,10 +21,22 @@ std::vector<std::string> split(const std::string &s, const char *seps) {
   return out;
 }
 
-int coll_index(const std::string &key) {
-  for (size_t i = 0; i < sizeof(kCollKeys) / sizeof(kCollKeys[0]); ++i)
-    if (key == kCollKeys[i]) return static_cast<int>(i);
-  return -1;
+// The spec PYHCCL_ALGO's `key` names (null if none).
+const CollectiveSpec *coll_by_key(const std::string &key) { return op_spec_by_key(key.c_str()); }
+
+// "allreduce reduce ..." or "flat direct ...": what the warning lists.
+std::string keys_and_algos(bool algos) {
+  std::string out;
+  unsigned all = 0;
+  for (int k = 0; k < kOpKinds; ++k) {
+    const CollectiveSpec &s = op_spec(static_cast<OpKind>(k));
+    if (s.algo_key == nullptr) continue;
+    all |= s.algos;
+    if (!algos) out += std::string(out.empty() ? "" : " ") + s.algo_key;
+  }
+  for (int a = static_cast<int>(Algo::kFlat); algos && a <= static_cast<int>(Algo::kLeader); ++a)
+    if (all & algo_bit(static_cast<Algo>(a))) out += std::string(out.empty() ? "" : " ") + algo_name(static_cast<Algo>(a));
+  return out;
 }
 
 bool algo_by_name(const std::string &name, Algo *a) {
@@ -72,9 +67,6 @@ bool level1_algo(const std::string &name, Algo *a) {
 
 }  // namespace
 
-const char *coll_key(Coll c) { return kCollKeys[static_cast<int>(c)]; }
-const char *algo_name(Algo a) { return kAlgoNames[static_cast<int>(a)]; }
-
 void AlgoTuning::parse(const std::string &pyhccl_algo, const std::string &hccl_algo, std::string *bad) {
   bad->clear();
   auto complain = [bad](const std::string &what) {
@@ -83,23 +75,23 @@ void AlgoTuning::parse(const std::string &pyhccl_algo, const std::string &hccl_a
   };
   for (const std::string &entry : split(pyhccl_algo, ",; ")) {
     size_t colon = entry.find(':');
-    int c = colon == std::string::npos ? -1 : coll_index(entry.substr(0, colon));
+    const CollectiveSpec *c = colon == std::string::npos ? nullptr : coll_by_key(entry.substr(0, colon));
     Algo a = Algo::kAuto;
-    if (c < 0 || !algo_by_name(entry.substr(colon + 1), &a) || (kValid[c] & bit(a)) == 0) {
+    if (c == nullptr || !algo_by_name(entry.substr(colon + 1), &a) || !c->has(a)) {
       complain(entry);
       continue;
     }
-    forced[c] = a;
+    forced[static_cast<int>(c->kind)] = a;
   }
   // CANN: "level0:NA;level1:X" for all, or "coll=level0:NA;level1:X/coll=...".
   for (const std::string &part : split(hccl_algo, "/")) {
     std::string body = part;
-    int only = -1;
+    const CollectiveSpec *only = nullptr;
     size_t eq = part.find('=');
     if (eq != std::string::npos) {
-      only = coll_index(part.substr(0, eq));
+      only = coll_by_key(part.substr(0, eq));
       body = part.substr(eq + 1);
-      if (only < 0) {
+      if (only == nullptr) {
         complain("HCCL_ALGO " + part);
         continue;
       }
@@ -111,14 +103,16 @@ void AlgoTuning::parse(const std::string &pyhccl_algo, const std::string &hccl_a
         complain("HCCL_ALGO " + level + " (not available in the host runtime)");
         continue;
       }
-      for (int c = 0; c < static_cast<int>(Coll::kCount); ++c)
-        if ((only < 0 || only == c) && (kValid[c] & bit(a)) != 0) forced_between_hosts[c] = a;
+      for (int k = 0; k < kOpKinds; ++k) {
+        const CollectiveSpec &c = op_spec(static_cast<OpKind>(k));
+        if (c.algo_key != nullptr && (only == nullptr || only == &c) && c.has(a)) forced_between_hosts[k] = a;
+      }
     }
   }
 }
 
-Algo AlgoTuning::forced_for(Coll c, bool multi_host) const {
-  int i = static_cast<int>(c);
+Algo AlgoTuning::forced_for(OpKind k, bool multi_host) const {
+  int i = static_cast<int>(k);
   if (forced[i] != Algo::kAuto) return forced[i];
   return multi_host ? forced_between_hosts[i] : Algo::kAuto;
 }
@@ -129,10 +123,10 @@ void warn_tuning_once(const std::string &pyhccl_algo, const std::string &hccl_al
   static std::once_flag once;
   std::call_once(once, [&] {
     PYHCCL_NOTICE("HCCL", "PYHCCL_ALGO=%s HCCL_ALGO=%s: cannot honour %s (PYHCCL_ALGO expects "
-                 "coll:algo, coll one of allreduce reduce broadcast allgather reducescatter "
-                 "alltoall, algo one the collective has: flat direct hier ring tree pairwise leader); "
+                 "coll:algo, coll one of %s, algo one the collective has: %s); "
                  "those collectives use the automatic choice",
-                 pyhccl_algo.c_str(), hccl_algo.c_str(), bad.c_str());
+                 pyhccl_algo.c_str(), hccl_algo.c_str(), bad.c_str(), keys_and_algos(false).c_str(),
+                 keys_and_algos(true).c_str());
   });
 }
 

@@ -3,7 +3,8 @@
 // cannot choose differently.
 //
 // PYHCCL_ALGO="coll:algo[,coll:algo...]" forces an algorithm per collective:
-//   coll: allreduce reduce broadcast allgather reducescatter alltoall
+//   coll: the collectives with a PYHCCL_ALGO key in op/spec_table.cc:
+//         allreduce reduce broadcast allgather reducescatter alltoall
 //   algo: flat    every rank sends its whole buffer to the others (AllReduce,
 //                 Reduce; small messages, one step)
 //         direct  single copy between peers' device memory on one host
@@ -29,10 +30,10 @@
 #include <cstdint>
 #include <string>
 
+#include "hccl/op/spec.h"
+
 namespace hccl {
 
-enum class Coll : uint8_t { kAllReduce, kReduce, kBroadcast, kAllGather, kReduceScatter, kAlltoAll, kCount };
-enum class Algo : uint8_t { kAuto, kFlat, kDirect, kHier, kRing, kTree, kPairwise, kLeader };
 
 // A link as the cost model sees it (select.cc): a message costs alpha seconds
 // plus beta seconds per byte.
@@ -41,9 +42,6 @@ struct LinkCost {
   double time(double messages, double bytes) const { return messages * alpha + bytes * beta; }
 };
 
-const char *coll_key(Coll c);   // "allreduce", ...
-const char *algo_name(Algo a);  // "flat", ...
-
 struct AlgoTuning {
   uint64_t flat_bytes = 64 << 10;        // AllReduce/Reduce: flat up to this size (PYHCCL_LATENCY_BYTES)
   uint64_t single_copy_min = 256 << 10;  // direct from this size (PYHCCL_SINGLE_COPY_BYTES)
@@ -51,13 +49,14 @@ struct AlgoTuning {
   uint64_t chain_min = 256 << 10;        // Broadcast/Reduce trees: a chain from this size
   // Between hosts, as declared (PYHCCL_NET_LATENCY_US, PYHCCL_NET_MBITS): 50 us, 10 Gbit/s.
   LinkCost net{50e-6, 8.0 / 10e9};
-  Algo forced[static_cast<int>(Coll::kCount)] = {};
-  Algo forced_between_hosts[static_cast<int>(Coll::kCount)] = {};  // from HCCL_ALGO
+  // By OpKind; only collectives with a PYHCCL_ALGO key (op/spec.h) are forced.
+  Algo forced[kOpKinds] = {};
+  Algo forced_between_hosts[kOpKinds] = {};  // from HCCL_ALGO
 
   // Parses PYHCCL_ALGO and HCCL_ALGO values (rank 0's). Entries that cannot
   // be honoured are listed in *bad (one line each, for a warning).
   void parse(const std::string &pyhccl_algo, const std::string &hccl_algo, std::string *bad);
-  Algo forced_for(Coll c, bool multi_host) const;
+  Algo forced_for(OpKind k, bool multi_host) const;
 };
 
 // Prints the warning for bad entries once per process.

@@ -8,7 +8,7 @@
 
 #include "hccl/algo/direct.h"
 #include "hccl/algo/select.h"
-#include "hccl/comm/window.h"
+#include "hccl/algo/windows.h"
 
 namespace hccl {
 namespace {
@@ -32,10 +32,11 @@ bool locate(const WindowSet &set, const void *p, size_t bytes, uint64_t *seq, ui
 
 }  // namespace
 
-bool window_candidate(const Ctx &x, Coll c) {
-  if (!x.op.windows || !x.op.windows->any_direct() || x.multi_host() || !x.comm.single_copy_ok)
+bool window_candidate(const Ctx &x) {
+  if (!x.spec.has(Algo::kWindow) || !x.op.windows || !x.op.windows->any_direct() || x.multi_host() ||
+      !x.comm.single_copy_ok)
     return false;
-  Algo forced = x.comm.tuning.forced_for(c, false);
+  Algo forced = x.comm.tuning.forced_for(x.spec.kind, false);
   return forced == Algo::kAuto || forced == Algo::kDirect;
 }
 

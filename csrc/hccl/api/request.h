@@ -9,7 +9,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "hccl/algo/op.h"
+#include "hccl/op/op.h"
 #include "hccl/comm/comm.h"
 #include "hccl/hccl.h"
 

@@ -15,11 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "hccl/algo/op.h"
-#include "hccl/algo/tuning.h"
+#include "hccl/op/op.h"
+#include "hccl/algo/comm_view.h"
 #include "hccl/comm/config.h"
 #include "hccl/comm/flight.h"
-#include "hccl/comm/topology.h"
 #include "hccl/hccl_types.h"
 #include "runtime/hostrt.h"
 
@@ -29,36 +28,24 @@ class Bootstrap;
 class Engine;
 struct WindowSet;
 
-class Comm {
+size_t comm_count();  // live communicators of this process
+
+// rank, nranks, name, tuning, topo, engine, single_copy_ok, op_seq and
+// scratch() are the algorithms' view (algo/comm_view.h).
+class Comm : public CommView {
  public:
+  Comm() { live_comms = comm_count; }
   ~Comm();
 
   uint64_t id = 0;  // registry key; the user's HcclComm
-  uint32_t rank = 0;
-  uint32_t nranks = 1;
   int32_t device = 0;
-  std::string name;
   CommSettings settings;
-  AlgoTuning tuning;  // agreed at set-up (rank 0's environment)
-  Topology topo;
   Bootstrap *bootstrap = nullptr;
-  std::unique_ptr<Engine> engine;  // connections to every peer
-  bool single_copy_ok = false;  // every rank can map its local peers' device memory
-  std::atomic<uint64_t> op_seq{0};  // collectives started so far
   std::atomic<uint64_t> running_seq{0};  // the collective running now (0: none)
   // The user has seen the communicator's failure (HcclGetCommAsyncError returned it).
   std::atomic<bool> error_told{false};
   std::atomic<bool> failure_logged{false};  // the first failure and its flight record were logged
   FlightRecorder flight{64};        // the last operations, for post-mortems (under mu)
-
-  // Scratch memory of the running operation (operations of a communicator
-  // run one at a time): kept between operations, so that large temporary
-  // buffers are not faulted in anew every time.
-  char *scratch(int which, size_t bytes) {
-    std::vector<char> &s = scratch_[which];
-    if (s.size() < bytes) s.resize(bytes);
-    return s.data();
-  }
 
   // ---- ordering and state (all under mu) ----
   std::mutex mu;
@@ -83,15 +70,11 @@ class Comm {
   // The same, after looking whether a peer reported a failure (or died): a
   // few syscalls, so not for every operation.
   HcclResult poll_error(std::string *msg);
-
- private:
-  std::vector<char> scratch_[2];
 };
 
 // ---- registry of live communicators ----
 HcclComm comm_register(std::shared_ptr<Comm> comm);
 std::shared_ptr<Comm> comm_lookup(HcclComm handle);
-size_t comm_count();  // live communicators of this process
 std::shared_ptr<Comm> comm_unregister(HcclComm handle);
 std::shared_ptr<Comm> comm_lookup_name(const char *name);
 // The communicator whose shared-memory hub has this uid (shm::Hub::uid), or null.

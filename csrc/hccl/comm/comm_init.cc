@@ -74,9 +74,10 @@ void log_setup(const Comm &c, const RankInfo &tuning) {
   for (int h = 0; h < c.topo.nhosts(); ++h)
     hosts += (h ? ", " : "") + c.topo.host_names[h] + " x" + std::to_string(c.topo.hosts[h].size());
   std::string forced;
-  for (int k = 0; k < static_cast<int>(Coll::kCount); ++k) {
-    Algo a = c.tuning.forced_for(static_cast<Coll>(k), c.topo.nhosts() > 1);
-    if (a != Algo::kAuto) forced += std::string(forced.empty() ? "" : ",") + coll_key(static_cast<Coll>(k)) + ":" + algo_name(a);
+  for (int k = 0; k < kOpKinds; ++k) {
+    Algo a = c.tuning.forced_for(static_cast<OpKind>(k), c.topo.nhosts() > 1);
+    if (a != Algo::kAuto)
+      forced += std::string(forced.empty() ? "" : ",") + op_spec(static_cast<OpKind>(k)).algo_key + ":" + algo_name(a);
   }
   PYHCCL_LOG(common::kInfo, "HCCL",
              "%s: rank %u of %u on device %d; %d host(s): %s; shm to %d peer(s) (%u x %llu B FIFOs), "
@@ -282,7 +283,7 @@ HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
   warn_tuning_once(info[0].pyhccl_algo, info[0].hccl_algo, bad);
   std::vector<HostIdentity> ids(nranks);
   for (uint32_t p = 0; p < nranks; ++p) ids[p] = info[p].host;
-  c->topo = Topology::build(ids);
+  c->topo = build_topology(ids);
 
   c->engine.reset(new Engine(static_cast<int>(rank), static_cast<int>(nranks)));
   c->engine->set_exec_timeout(c->settings.exec_timeout_s);

@@ -7,7 +7,7 @@
 
 #include <memory>
 
-#include "hccl/algo/op.h"
+#include "hccl/op/op.h"
 #include "hccl/comm/comm.h"
 
 namespace hccl {

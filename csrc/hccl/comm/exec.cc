@@ -16,6 +16,7 @@
 #include "common/log.h"
 #include "hccl/algo/board.h"
 #include "hccl/algo/ctx.h"
+#include "hccl/algo/dispatch.h"
 #include "hccl/codes.h"
 #include "hccl/comm/op_errors.h"
 #include "hccl/comm/comm.h"
@@ -132,7 +133,7 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
   if (x.sig.seq != 0) c.engine->announce(x.sig);  // peers may run it inline now
   c.running_seq = x.sig.seq;
   const int64_t t0 = PYHCCL_LOG_ON(common::kDebug) ? common::now_ns() : 0;
-  HcclResult r = run_op_algorithm(x);
+  HcclResult r = dispatch(x);
   // No rank succeeds where another failed: a peer that reported a failure
   // in this collective (it may have timed out while this rank was late)
   // fails it here too.
@@ -193,9 +194,7 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
 bool may_run_inline(const Comm &c, const OpDesc &op) {
   static const uint64_t limit = static_cast<uint64_t>(
       common::env_int("PYHCCL_INLINE_BYTES", 32 << 10, 0, 1 << 30));
-  const OpFacts &f = op_facts(op.kind);
-  return f.count_rule == OpFacts::kSameCount && f.run != run_host_call && c.engine &&
-         op.count * dtype_size(op.dtype) * c.nranks <= limit;
+  return c.engine && inline_candidate(op_spec(op.kind), op.count, dtype_size(op.dtype), c.nranks, limit);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "hccl/algo/op.h"
+#include "hccl/op/op.h"
 
 namespace hccl {
 

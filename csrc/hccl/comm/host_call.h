@@ -11,7 +11,7 @@
 #include <functional>
 #include <memory>
 
-#include "hccl/algo/op.h"
+#include "hccl/op/op.h"
 #include "hccl/comm/comm.h"
 
 namespace hccl {

@@ -42,7 +42,7 @@ bool HostIdentity::same_host(const HostIdentity &o) const {
          std::strncmp(tag, o.tag, sizeof(tag)) == 0;
 }
 
-Topology Topology::build(const std::vector<HostIdentity> &ids) {
+Topology build_topology(const std::vector<HostIdentity> &ids) {
   Topology t;
   const int n = static_cast<int>(ids.size());
   t.host_of.assign(n, -1);
@@ -63,18 +63,6 @@ Topology Topology::build(const std::vector<HostIdentity> &ids) {
     t.hosts[h].push_back(r);
   }
   return t;
-}
-
-bool Topology::even() const {
-  for (const auto &h : hosts)
-    if (h.size() != hosts[0].size()) return false;
-  return true;
-}
-
-std::vector<int> Topology::host_order() const {
-  std::vector<int> order;
-  for (const auto &h : hosts) order.insert(order.end(), h.begin(), h.end());
-  return order;
 }
 
 }  // namespace hccl

@@ -8,47 +8,12 @@
 #include <vector>
 
 #include "hccl/hccl_types.h"
+#include "hccl/op/spec.h"
 
 namespace hccl {
 
-enum class OpKind {
-  kAllReduce,
-  kBroadcast,
-  kAllGather,
-  kReduceScatter,
-  kBarrier,
-  kReduce,
-  kScatter,
-  kAlltoAll,   // counts/displs filled like AlltoAllV
-  kAllGatherV,
-  kReduceScatterV,
-  kAlltoAllV,
-  kSendRecv,   // HcclSend, HcclRecv, HcclBatchSendRecv, or a group of them
-  // Collective management calls run in the communicator's operation order
-  // (comm/host_call.h): their exchanges carry these kinds in signatures.
-  kSymWinRegister,
-  kSymWinDeregister,
-  kCreateSubComm,
-};
-
 class Ctx;
 struct WindowSet;
-
-// Facts about each kind of operation, in one table (op_table.cc).
-struct OpFacts {
-  OpKind kind;
-  const char *api;  // "HcclAllReduce": how messages name it
-  bool rooted;      // root must match on every rank
-  bool reducing;    // the reduction op must match on every rank
-  // How `count` is compared across ranks: the same everywhere, a digest of
-  // recvCounts (AllGatherV) or sendCounts (ReduceScatterV), or not at all.
-  enum CountRule : uint8_t { kSameCount, kRecvCountsDigest, kSendCountsDigest, kNotCompared } count_rule;
-  HcclResult (*run)(Ctx &x);  // the algorithm entry (algo/<name>.cc)
-};
-constexpr int kOpKinds = static_cast<int>(OpKind::kCreateSubComm) + 1;
-const OpFacts &op_facts(OpKind kind);
-// The facts of a kind number read from a peer's message (null if unknown).
-const OpFacts *op_facts_or_null(uint32_t kind);
 
 struct P2pItem {
   bool send;

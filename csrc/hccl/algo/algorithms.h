@@ -1,0 +1,24 @@
+// The algorithms the dispatcher (dispatch.cc) runs, one file each. Every
+// entry reads the operation from the Ctx (x.in, x.out, x.count, x.root, by
+// the spec's byte rules) and handles the collectives its spec rows list.
+#pragma once
+
+#include "hccl/algo/ctx.h"
+
+namespace hccl {
+
+// flat.cc: AllReduce, Reduce: every rank's buffer to every rank (the root).
+HcclResult run_flat(Ctx &x);
+// hier.cc: AllReduce, ReduceScatter, AllGather; `ring`: one ring over all
+// ranks, host by host, instead of host-local steps around a ring of hosts.
+HcclResult run_hier(Ctx &x, bool ring);
+// leader.cc: AllReduce through one rank per host.
+HcclResult run_leader(Ctx &x);
+// tree.cc: Broadcast, Reduce.
+HcclResult run_tree(Ctx &x);
+// pairwise.cc: AlltoAll(V), AllGatherV, ReduceScatterV, Scatter.
+HcclResult run_pairwise(Ctx &x);
+// send_recv.cc: HcclSend, HcclRecv, HcclBatchSendRecv.
+HcclResult run_send_recv(Ctx &x);
+
+}  // namespace hccl
