@@ -250,10 +250,7 @@ void Engine::sleep(uint32_t bell, int64_t until, bool *notice) {
   }
   int ms = static_cast<int>((until - now + 999999) / 1000000);
   int n = poll(fds_.data(), fds_.size(), ms);
-  if (hub) {
-    hub->ctl(rank_)->poll_sleeper.store(0, std::memory_order_relaxed);
-    hub->drain_wake();
-  }
+  if (hub) hub->end_poll_sleep();
   for (size_t i = data_fds; n > 0 && i < fds_.size(); ++i)
     if (fds_[i].revents != 0 && (!hub || fds_[i].fd != hub->wake_fd())) *notice = true;
 }
