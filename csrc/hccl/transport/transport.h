@@ -6,8 +6,8 @@
 // Algorithms post Transfers on named peers: a send of a byte range, a receive
 // into one, or a receive that reduces what arrives with a local operand
 // (recv-reduce-copy; a send that depends on it makes recv-reduce-send). The
-// engine (engine.h) progresses every posted transfer until all are complete,
-// sleeps when none can move, and turns a dead peer, a failed peer, a
+// engine (engine.h) progresses every posted transfer until all are complete;
+// its waiter (waiter.h) sleeps when none can move, and turns a dead peer, a failed peer, a
 // mismatched message or a stall longer than HCCL_EXEC_TIMEOUT into an error.
 //
 // Messages between a pair match in order, per direction. Every message starts
