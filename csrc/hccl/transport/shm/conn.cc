@@ -1,3 +1,5 @@
+// The shared-memory connection (conn.h): messages cut into slots of the
+// FIFO toward the peer, and a peer that left or died told from a late one.
 #include "hccl/transport/shm/conn.h"
 
 #include <algorithm>

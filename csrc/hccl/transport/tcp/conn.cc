@@ -1,3 +1,5 @@
+// The TCP connection (conn.h): messages over the data sockets (header,
+// payload, CRC trailer), failure and leave notices over the control socket.
 #include "hccl/transport/tcp/conn.h"
 
 #include <errno.h>
