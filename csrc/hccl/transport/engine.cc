@@ -173,9 +173,10 @@ HcclResult Engine::linger(int64_t deadline_ns, WaitError *err) {
       WaitError e;
       const bool failed = conns[p]->peer_failed(true, &e);
       if (!failed && !conns[p]->peer_left()) continue;
+      const std::string why = failed ? "it failed: " + e.what : "it destroyed its communicator first";
       return WaitError::failure(failed ? e.code : HCCL_E_REMOTE, p,
-                                "rank " + std::to_string(p) + " never received this rank's last message(s): " +
-                                    (failed ? "it failed: " + e.what : "it destroyed its communicator first") +
+                                "rank " + std::to_string(p) +
+                                    " never received this rank's last message(s): " + why +
                                     " (a send completes before its receive when it fits the channel; "
                                     "check that every send has a matching receive)")
           .into(err);

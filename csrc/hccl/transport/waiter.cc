@@ -166,7 +166,8 @@ HcclResult Waiter::wait(WaitFor &w, WaitError *err) {
     const bool probe = now >= next_probe;
     if (probe) next_probe = now + kSliceNs;
     if ((rc = check_failures(probe, err)) != HCCL_SUCCESS) break;
-    if (probe && watchdog_due(now - last_progress, &next_warn)) watchdog_warn(now - last_progress, w.missing());
+    if (probe && watchdog_due(now - last_progress, &next_warn))
+      watchdog_warn(now - last_progress, w.missing());
     if (probe && w.stalled(now - last_progress, err)) {
       rc = err->code;
       break;

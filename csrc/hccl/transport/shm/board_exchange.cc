@@ -121,7 +121,8 @@ void BoardExchange::post(const OpSig &sig, const void *mine, size_t bytes) {
   own->bytes = bytes;
   own->sig = sig;
   own->gen.store(gen, std::memory_order_release);
-  std::atomic_thread_fence(std::memory_order_seq_cst);  // against a sleeper's `waiters` (Hub::sleep_on_doorbell)
+  // Against a sleeper's `waiters` (Hub::sleep_on_doorbell): it is seen, or the sleeper sees the post.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
   for (int p : hub_->local_ranks())
     if (p != rank_ && hub_->ctl(p)->doorbell.waiters.load(std::memory_order_relaxed) != 0) hub_->ring(p);
 }
