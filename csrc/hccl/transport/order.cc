@@ -19,7 +19,7 @@
 // on the stream, must not run into the peer's wait and complete it.
 #include <unistd.h>
 
-#include "hccl/transport/engine.h"
+#include "hccl/transport/waiter.h"
 #include "runtime/hostrt.h"
 
 namespace hccl {
@@ -29,18 +29,18 @@ constexpr int64_t kLingerNs = 1000 * 1000000LL;  // the most a verdict waits for
 
 }  // namespace
 
-void Engine::order_publish(OrderWatch *w, int peer) {
-  if (w->wait.active() || !order_check_ || !hub || hub->uid() == 0 || op_seq_ == 0 || peer == rank_ ||
-      hub->local_index(peer) < 0)
+void Waiter::order_publish(OrderWatch *w, int peer) {
+  if (w->wait.active() || !order_check_ || !hub_ || hub_->uid() == 0 || op_seq_ == 0 || peer == rank_ ||
+      hub_->local_index(peer) < 0)
     return;
-  const uint32_t pid = hub->pid_of(peer);
+  const uint32_t pid = hub_->pid_of(peer);
   if (pid == 0) return;  // another pid namespace: its record would not name this process
   w->peer = peer;
   w->seen = 0;
-  w->wait.begin(hub->uid(), op_seq_, pid, hostrt::task_holds_caller() ? shm::Blocked::kHeld : 0);
+  w->wait.begin(hub_->uid(), op_seq_, pid, hostrt::task_holds_caller() ? shm::Blocked::kHeld : 0);
 }
 
-bool Engine::order_deadlock(OrderWatch *w, int peer, int64_t now, WaitError *err) {
+bool Waiter::order_deadlock(OrderWatch *w, int peer, int64_t now, WaitError *err) {
   if (!w->wait.active()) return false;
   if (peer != w->peer) {  // waits for another peer now: start over
     w->wait.end();
@@ -57,10 +57,10 @@ bool Engine::order_deadlock(OrderWatch *w, int peer, int64_t now, WaitError *err
   uint64_t begun = 0;
   std::string other;
   const bool mirror =
-      held && hub->read_blocked(peer, &theirs) && theirs.comm != 0 && theirs.comm != hub->uid() &&
+      held && hub_->read_blocked(peer, &theirs) && theirs.comm != 0 && theirs.comm != hub_->uid() &&
       theirs.pid == static_cast<uint32_t>(getpid()) && theirs.waits == 1 &&
       (theirs.flags & shm::Blocked::kHeld) != 0 &&
-      static_cast<int64_t>(hub->arrived(peer) - op_seq_) < 0 && shm::waits_blocked() == 1 &&
+      static_cast<int64_t>(hub_->arrived(peer) - op_seq_) < 0 && shm::waits_blocked() == 1 &&
       shm::waits_member(theirs.comm, &begun, &other) &&
       static_cast<int64_t>(begun - theirs.seq) < 0;
   const bool flagged = mirror && (theirs.flags & shm::Blocked::kVerdict) != 0;
@@ -74,7 +74,7 @@ bool Engine::order_deadlock(OrderWatch *w, int peer, int64_t now, WaitError *err
     }
     w->why = "deadlock: rank " + std::to_string(peer) + " is blocked in communicator " + other +
              "'s collective #" + std::to_string(theirs.seq) + " while this rank waits in " +
-             hub->comm_name() + "'s #" + std::to_string(op_seq_) +
+             hub_->comm_name() + "'s #" + std::to_string(op_seq_) +
              "; use one order on every rank (ranks that call the collectives of two "
              "communicators in opposite orders wait for each other forever)";
     w->other = theirs.comm;
@@ -92,17 +92,11 @@ bool Engine::order_deadlock(OrderWatch *w, int peer, int64_t now, WaitError *err
   return true;
 }
 
-HcclResult Engine::order_fail(OrderWatch *w, bool notify, WaitError *err) {
-  *err = WaitError();
-  err->code = HCCL_E_INTERNAL;
-  err->peer = w->peer;
-  err->what = w->why;
-  err->order_comm = w->other;
-  err->order_notify = notify;
-  return err->code;
+HcclResult Waiter::order_fail(OrderWatch *w, bool notify, WaitError *err) {
+  return WaitError::deadlock(w->peer, w->why, w->other, notify).into(err);
 }
 
-HcclResult Engine::order_override(OrderWatch *w, WaitError *err) {
+HcclResult Waiter::order_override(OrderWatch *w, WaitError *err) {
   // Concluded, the peer failed or left first (it concluded at once on seeing
   // this rank's verdict): that is the verdict's consequence, not the cause.
   if (w->verdict_at != 0 && err->order_comm == 0 && interrupted_.load() == 0)

@@ -1,3 +1,5 @@
+// The loopback connection (self.h): a rank's sends to itself meet its
+// receives here, whole messages at a time, checked like any other.
 #include "hccl/transport/self.h"
 
 #include <cstring>

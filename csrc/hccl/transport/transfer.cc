@@ -40,31 +40,12 @@ MsgHeader make_header(const Transfer &t) {
 }
 
 HcclResult check_header(const MsgHeader &h, const Transfer &t, WaitError *err) {
-  if (h.magic != kMsgMagic) {
-    err->code = HCCL_E_INTERNAL;
-    err->what = "garbled message from rank " + std::to_string(t.peer) + " (bad header)";
-    return err->code;
-  }
-  if (h.sig != t.sig) {
-    err->code = HCCL_E_PARA;
-    err->mismatch = true;
-    err->peer = t.peer;
-    err->mine = t.sig;
-    err->theirs = h.sig;
-    err->what = "rank " + std::to_string(t.peer) + " called another operation";
-    return err->code;
-  }
-  if (h.bytes != t.bytes) {
-    err->code = HCCL_E_PARA;
-    err->size_mismatch = true;
-    err->peer = t.peer;
-    err->mine = t.sig;
-    err->got_bytes = h.bytes;
-    err->want_bytes = t.bytes;
-    err->what = "rank " + std::to_string(t.peer) + " sent " + std::to_string(h.bytes) +
-                " bytes, this rank expected " + std::to_string(t.bytes);
-    return err->code;
-  }
+  // A garbled header names no peer: the fault may be this rank's as well.
+  if (h.magic != kMsgMagic)
+    return WaitError::corrupt(-1, "garbled message from rank " + std::to_string(t.peer) + " (bad header)")
+        .into(err);
+  if (h.sig != t.sig) return WaitError::sig_mismatch(t.peer, t.sig, h.sig).into(err);
+  if (h.bytes != t.bytes) return WaitError::bytes_mismatch(t.peer, t.sig, h.bytes, t.bytes).into(err);
   return HCCL_SUCCESS;
 }
 

@@ -6,8 +6,8 @@
 // Algorithms post Transfers on named peers: a send of a byte range, a receive
 // into one, or a receive that reduces what arrives with a local operand
 // (recv-reduce-copy; a send that depends on it makes recv-reduce-send). The
-// engine (engine.h) progresses every posted transfer until all are complete,
-// sleeps when none can move, and turns a dead peer, a failed peer, a
+// engine (engine.h) progresses every posted transfer until all are complete;
+// its waiter (waiter.h) sleeps when none can move, and turns a dead peer, a failed peer, a
 // mismatched message or a stall longer than HCCL_EXEC_TIMEOUT into an error.
 //
 // Messages between a pair match in order, per direction. Every message starts
@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "hccl/hccl_types.h"
@@ -83,6 +84,41 @@ struct WaitError {
   // (order_notify) the peer did not reach the verdict itself.
   uint64_t order_comm = 0;
   bool order_notify = false;
+
+  // Named constructors (wait_error.cc), one per kind of failure; a failing
+  // call writes one and returns its code: `return WaitError::closed(p, w).into(err);`.
+  // `peer` is the rank the failure is about (-1: none named).
+  static WaitError failure(HcclResult code, int peer, std::string what);
+  // No progress for the exec timeout while waiting for `peer`, whose last
+  // message carried `last_seen` (seq 0: none).
+  static WaitError timed_out(int peer, std::string what, const OpSig &last_seen);
+  // `peer` reported a failure (its code and reason, the rank at fault it
+  // named, the collective it failed in).
+  static WaitError peer_failed(HcclResult code, int peer, int culprit, uint64_t failed_seq,
+                               std::string what);
+  // `peer` is gone: it died, destroyed its communicator, or its connection closed.
+  static WaitError closed(int peer, std::string what);
+  // A message or record that cannot be read (HCCL_E_INTERNAL, or the
+  // transport's own code, e.g. HCCL_E_TCP_TRANSFER for a bad checksum).
+  static WaitError corrupt(int peer, std::string what, HcclResult code = HCCL_E_INTERNAL);
+  // Ranks that wait for each other forever; two communicators used in
+  // opposite orders also name the other one (order_comm, order_notify).
+  static WaitError deadlock(int peer, std::string what, uint64_t order_comm = 0,
+                            bool order_notify = false);
+  // `peer`'s message carried another signature (the algorithm layer words it).
+  static WaitError sig_mismatch(int peer, const OpSig &mine, const OpSig &theirs);
+  // Same signature, another byte count: got from `peer`, wanted here.
+  static WaitError bytes_mismatch(int peer, const OpSig &mine, uint64_t got, uint64_t want);
+  // This rank gave up (abort, SIGINT): the code and reason interrupt() was given.
+  static WaitError interrupted(HcclResult code, std::string why);
+  // A broken invariant of pyhccl itself.
+  static WaitError internal(std::string what);
+
+  // Writes this error to *dst and returns its code.
+  HcclResult into(WaitError *dst) && {
+    *dst = std::move(*this);
+    return dst->code;
+  }
 };
 
 class Region;

@@ -1,3 +1,5 @@
+// The shared-memory connection (conn.h): messages cut into slots of the
+// FIFO toward the peer, and a peer that left or died told from a late one.
 #include "hccl/transport/shm/conn.h"
 
 #include <algorithm>
@@ -33,10 +35,10 @@ bool ShmConnection::peer_failed(bool probe, WaitError *err) {
   const bool send_stuck = !sends_.empty() &&
                           !reached(tx_tail_->value.load(std::memory_order_acquire), tx_count_ + 1 - slots_);
   if (!recv_stuck && !send_stuck) return false;
-  err->code = HCCL_E_REMOTE;
-  err->peer = peer_;
-  err->what = "rank " + std::to_string(peer_) + " destroyed its communicator while this rank still " +
-              (recv_stuck ? "expected data from it" : "sent data to it");
+  WaitError::closed(peer_, "rank " + std::to_string(peer_) +
+                              " destroyed its communicator while this rank still " +
+                              (recv_stuck ? "expected data from it" : "sent data to it"))
+      .into(err);
   return true;
 }
 
@@ -96,9 +98,9 @@ HcclResult ShmConnection::recv_some(bool *moved, WaitError *err) {
       if (rc != HCCL_SUCCESS) return rc;
       const size_t len = h->len;
       if (h->offset != t->done || len > t->bytes - t->done) {
-        err->code = HCCL_E_INTERNAL;
-        err->what = "garbled message from rank " + std::to_string(peer_) + " (slot out of order)";
-        return err->code;
+        const std::string what =
+            "garbled message from rank " + std::to_string(peer_) + " (slot out of order)";
+        return WaitError::corrupt(-1, what).into(err);
       }
       const char *payload = slot + sizeof(SlotHeader);
       if (t->kind == Transfer::kRecvReduce) {

@@ -81,7 +81,7 @@ struct alignas(64) Blocked {
 static_assert(sizeof(Blocked) == 64, "one cache line");
 
 // A board: a rank pins its part of a small collective here and every local
-// peer reads it in place (transport/board.cc). `gen` is written last. The
+// peer reads it in place (board_exchange.h). `gen` is written last. The
 // part follows at once, so a small one shares the header's cache line.
 struct BoardHeader {
   std::atomic<uint64_t> gen;  // the exchange number this board holds

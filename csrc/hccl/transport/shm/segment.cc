@@ -1,3 +1,5 @@
+// POSIX shared-memory segments (segment.h), and the at-exit removal of
+// names not unlinked yet.
 #include "hccl/transport/shm/segment.h"
 
 #include <fcntl.h>

@@ -1,3 +1,5 @@
+// The process-wide registry of hubs and blocked waits (waits.h), which
+// rewrites the process's Blocked record in every hub's segment.
 #include "hccl/transport/shm/waits.h"
 
 #include <algorithm>

@@ -1,3 +1,5 @@
+// The TCP connection (conn.h): messages over the data sockets (header,
+// payload, CRC trailer), failure and leave notices over the control socket.
 #include "hccl/transport/tcp/conn.h"
 
 #include <errno.h>
@@ -83,14 +85,11 @@ HcclResult TcpConnection::broken(int e, const char *what, WaitError *err) {
   drain_notices();
   if (!closed_) {
     closed_ = true;
-    close_err_.code = HCCL_E_REMOTE;
-    close_err_.peer = peer_;
-    if (e == 0 || e == ECONNRESET || e == EPIPE)
-      close_err_.what = where_ + " closed the connection while " + what +
-                        " (it exited, was killed or destroyed its communicator)";
-    else
-      close_err_.what = "the connection to " + where_ + " broke while " + what + ": " +
-                        net::errno_text(e);
+    close_err_ = WaitError::closed(
+        peer_, e == 0 || e == ECONNRESET || e == EPIPE
+                   ? where_ + " closed the connection while " + what +
+                         " (it exited, was killed or destroyed its communicator)"
+                   : "the connection to " + where_ + " broke while " + what + ": " + net::errno_text(e));
   }
   *err = close_err_;
   return err->code;
@@ -117,9 +116,7 @@ bool TcpConnection::drain_notices() {
     size_t len = std::min<size_t>(n.len, kMaxNoticeText);
     if (n.magic != kNoticeMagic) {
       closed_ = true;
-      close_err_.code = HCCL_E_INTERNAL;
-      close_err_.peer = peer_;
-      close_err_.what = "garbled control message from " + where_;
+      close_err_ = WaitError::corrupt(peer_, "garbled control message from " + where_);
       break;
     }
     if (notice_.size() < sizeof(n) + len) break;
@@ -130,11 +127,8 @@ bool TcpConnection::drain_notices() {
       continue;
     }
     closed_ = true;
-    close_err_.code = static_cast<HcclResult>(n.code);
-    close_err_.peer = peer_;
-    close_err_.culprit = n.culprit;
-    close_err_.what = "rank " + std::to_string(peer_) + " failed (" + why + ")";
-    close_err_.failed_seq = n.seq;
+    close_err_ = WaitError::peer_failed(static_cast<HcclResult>(n.code), peer_, n.culprit, n.seq,
+                                        "rank " + std::to_string(peer_) + " failed (" + why + ")");
   }
   return eof;
 }
@@ -238,13 +232,13 @@ HcclResult TcpConnection::check_trailer(Sock &s, bool *moved, WaitError *err) {
   if (s.rx_trailer == s.rx_crc) return HCCL_SUCCESS;
   char sums[64];
   snprintf(sums, sizeof(sums), "CRC32C %08x, computed %08x", s.rx_trailer, s.rx_crc);
-  err->code = HCCL_E_TCP_TRANSFER;
-  err->peer = peer_;
-  err->what = "a message of " + std::to_string(s.rx_hdr.bytes) + " bytes from " + where_ +
-              " arrived corrupted (" + sums + "): the network changed it and TCP's checksum "
-              "did not notice (a NIC's checksum offload, a middlebox); PYHCCL_TCP_CRC=0 "
-              "turns this check off";
-  return err->code;
+  return WaitError::corrupt(peer_,
+                           "a message of " + std::to_string(s.rx_hdr.bytes) + " bytes from " + where_ +
+                               " arrived corrupted (" + sums + "): the network changed it and TCP's "
+                               "checksum did not notice (a NIC's checksum offload, a middlebox); "
+                               "PYHCCL_TCP_CRC=0 turns this check off",
+                           HCCL_E_TCP_TRANSFER)
+      .into(err);
 }
 
 HcclResult TcpConnection::recv_some(Sock &s, bool *moved, WaitError *err) {

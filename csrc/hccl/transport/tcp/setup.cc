@@ -1,3 +1,5 @@
+// Bringing up a communicator's TCP connections (setup.h): dialing, the
+// authenticated hello, accepting and refusing, until every peer is connected.
 #include "hccl/transport/tcp/setup.h"
 
 #include <errno.h>
