@@ -1,4 +1,4 @@
-// Small collectives on boards (transport/board.cc): one exchange in which
+// Small collectives on boards (transport/shm/board_exchange.cc): one exchange in which
 // every rank posts its part (its send buffer, by the spec's byte rule) and
 // reads its peers' in place. Chosen from the size alone, so every rank of a
 // collective chooses alike (whichever thread runs it): when every rank is on
@@ -22,7 +22,7 @@ bool board_applies(const Ctx &x);
 // Whether `op`, run as the communicator's next collective, starts with a board
 // exchange (run_board, or exchange() for count 0 and Barrier), and what this
 // rank posts in it (for Engine::arrive_on_board). Derived from the spec as
-// run_board's post is, so the two agree (transport/board.cc checks).
+// run_board's post is, so the two agree (transport/shm/board_exchange.cc checks).
 bool board_part(const CommView &comm, const OpDesc &op, const void **part, size_t *bytes);
 
 // The board algorithm of x's collective: posts, reads the peers' parts, and
