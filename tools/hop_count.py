@@ -98,8 +98,8 @@ gdb.execute("continue")
 
 
 def layer(path):
-    top = path.split("/")[1] if path.startswith("hccl/") else path.split("/")[0]
-    return top
+    parts = path.split("/")
+    return parts[1] if parts[0] == "hccl" and len(parts) > 2 else parts[0]
 
 
 def rank_of(lay):
@@ -113,7 +113,7 @@ def main():
     args = ap.parse_args()
     venv = ROOT / ".venv" / "bin"
     subprocess.run(["make", "-s", "-C", str(ROOT / "csrc"), "DEBUG=1", f"OUT={OUT}/lib",
-                    f"OBJ={OUT}/obj", "-j2"], check=True)
+                    f"OBJ={OUT}/obj", "-j2"], check=True, stdout=subprocess.DEVNULL)
     with tempfile.TemporaryDirectory() as tmp:
         prog, driver, rec = Path(tmp, "prog.py"), Path(tmp, "drv.py"), Path(tmp, "rec.json")
         prog.write_text(PROGRAM)
@@ -133,8 +133,10 @@ def main():
 def report(records):
     by_thread = {}
     up = 0
-    ups = set()
+    ups, layer_calls = set(), set()
     for tid, path, fn, caller in records:
+        if caller and layer(caller) != layer(path) and rank_of(layer(path)) is not None:
+            layer_calls.add(f"{layer(caller)} -> {layer(path)}")
         a, b = rank_of(layer(caller)) if caller else None, rank_of(layer(path))
         if a is not None and b is not None and b < a:
             up += 1
@@ -163,6 +165,7 @@ def report(records):
             print(f"  {path:40s} {fn}")
     for u in sorted(ups):
         print(f"up: {u}")
+    print("calls between layers: " + ", ".join(sorted(layer_calls)))
     print(f"hops {hops}, modules {len(files)}, returns to a file already left {returns}, "
           f"calls up a layer {up}")
 
