@@ -10,10 +10,10 @@ import pytest
 
 import pyhccl
 from pyhccl import info
+from conftest import ROOT
 
 pytestmark = pytest.mark.once      # no MPI needed: once per make test
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def documented_variables():

@@ -3,9 +3,8 @@ PYHCCL_LOG, or PYHCCL_NOTICE for what the default level must show), so the level
 ASCEND_SLOG_PRINT_TO_STDOUT and ASCEND_PROCESS_LOG_PATH apply to all of it."""
 
 import re
-from pathlib import Path
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_no_bare_fprintf_to_stderr():

@@ -10,13 +10,12 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 import pyhccl
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SOURCE = ROOT / "tests" / "c" / "link_names.c"
 LIBDIR = pyhccl.get_library_dir()
 ALIASES = {"libacl_rt.so": "libascendcl.so", "libmsprofiler.so": "libascendcl.so",

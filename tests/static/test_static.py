@@ -9,9 +9,8 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 MYPY_CACHE = os.path.join(ROOT, "build", "mypy_cache")
 
 pytestmark = pytest.mark.once

@@ -7,11 +7,10 @@ would run on a fresh clone (a venv that does not exist yet); nothing is installe
 import re
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 DEMO_NEEDS = {"mpich", "mpi4py", "numpy", "cython", "setuptools"}
 
 pytestmark = [pytest.mark.once,

@@ -17,8 +17,8 @@ from pathlib import Path
 import pytest
 
 import pyhccl
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 BIN = Path(sys.executable).parent
 FLAGS = "$(python -m pyhccl --cflags --libs)"
 

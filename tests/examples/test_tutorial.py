@@ -8,11 +8,10 @@ import re
 
 import pytest
 
-from conftest import assert_all
+from conftest import ROOT, assert_all
 
 pytestmark = pytest.mark.mpi
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 SCRIPTS = sorted(glob.glob(os.path.join(ROOT, "docs", "tutorial", "*.py")))
 
 

@@ -4,11 +4,11 @@ hosts of L ranks (n = HL), AllReduce moves 2(H-1)/H x S, AllGather and ReduceSca
 the busbw the link allows per unit of link rate."""
 
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
+sys.path.insert(0, str(ROOT / "benchmarks"))
 from multihost import bound_factor  # noqa: E402
 
 

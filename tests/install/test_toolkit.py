@@ -16,8 +16,8 @@ from mpi4py import MPI
 
 import pyhccl
 from pyhccl import toolkit
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 SUBCOMMANDS = ["version", "info", "check", "devices", "env"]
 # What a launcher or the test suite sets that a hand-started program must not need.
 LAUNCHER_PREFIXES = ("PMI_", "PMIX_", "OMPI_", "HYDRA_", "MPI_", "MPICH_", "SLURM_", "PYHCCL_TEST")

@@ -5,15 +5,14 @@ Runs in the 1-rank pass only; it starts its own 2-rank job."""
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "multihost"))
+sys.path.insert(0, str(ROOT / "tests" / "multihost"))
 import simhosts  # noqa: E402
 from mhtest import once  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 
 
 @once

@@ -2,14 +2,14 @@
 
 Local to each rank (no collectives), so it runs alike at any rank count.
 """
-import os
 import sys
 import threading
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+EXAMPLES = str(ROOT / "examples")
 sys.path.insert(0, EXAMPLES)
 
 from tinygpt import infer  # noqa: E402

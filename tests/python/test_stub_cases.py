@@ -3,16 +3,15 @@ tests/mypy_cases/collectives.py, which mypy --strict accepts, run; and every col
 returns the very output buffer it was given, as the stub's type variable says."""
 
 import importlib.util
-import os
 
 import pytest
 
 import pyhccl
-from conftest import assert_all
+from conftest import ROOT, assert_all
 
 pytestmark = pytest.mark.mpi
 
-CASES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "mypy_cases", "collectives.py")
+CASES = str(ROOT / "tests" / "mypy_cases" / "collectives.py")
 
 
 @pytest.mark.skipif(not pyhccl.HOST_RUNTIME, reason="host buffers need the host runtime")

@@ -8,11 +8,11 @@ import os
 import subprocess
 import sys
 import time
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-sys.path.insert(0, str(Path(__file__).resolve().parent / "multihost"))
+sys.path.insert(0, str(ROOT / "tests" / "multihost"))
 import simhosts  # noqa: E402
 from mhtest import once  # noqa: E402
 

@@ -10,15 +10,15 @@ Plain processes: under mpiexec these tests run in one-process runs only.
 import os
 import shutil
 import sys
-from pathlib import Path
 
 import pytest
 from mpi4py import MPI
 
 import pyhccl
 from test_toolkit import plain_env, run
+from conftest import ROOT
 
-SCRIPT = Path(__file__).resolve().parents[1] / "examples" / "seed" / "four_steps.sh"
+SCRIPT = ROOT / "examples" / "seed" / "four_steps.sh"
 
 pytestmark = [
     pytest.mark.skipif(MPI.COMM_WORLD.Get_size() > 1,

@@ -8,11 +8,10 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT / "conf"), str(ROOT / "tools")]
 
 import cann_build  # noqa: E402

@@ -14,9 +14,9 @@ import numpy as np
 import pytest
 
 import pyhccl
-from conftest import assert_all
+from conftest import ROOT, assert_all
 
-EXAMPLES = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "examples")
+EXAMPLES = str(ROOT / "examples")
 sys.path.insert(0, EXAMPLES)
 
 from tinygpt.timing import EventClock, merge, overlap, total  # noqa: E402

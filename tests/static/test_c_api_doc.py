@@ -3,14 +3,13 @@
 Pure file reading plus `nm`: no communication, so it runs the same on every rank.
 """
 
-import pathlib
 import re
 import shutil
 import subprocess
 
 import pytest
+from conftest import ROOT
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
 INCLUDE = ROOT / "include"
 CSRC = ROOT / "csrc"
 DOC = ROOT / "docs" / "C_API.md"

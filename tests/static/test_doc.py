@@ -4,6 +4,7 @@ import inspect
 
 import pyhccl
 import pyhccl.mpi
+from conftest import ROOT
 
 
 def public_members(cls):
@@ -65,11 +66,7 @@ def test_collective_docstrings_state_the_rules():
 
 def test_every_public_name_is_in_the_api_reference():
     """docs/api.rst documents everything pyhccl exports."""
-    import os
-    path = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-                        "docs", "api.rst")
-    with open(path) as f:
-        text = f.read()
+    text = (ROOT / "docs" / "api.rst").read_text()
     words = set(text.replace(",", " ").split())
     missing = [name for name in pyhccl.__all__ if name not in words]
     assert missing == []
