@@ -8,12 +8,10 @@ No MPI: under mpiexec only the first rank runs it."""
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
-from conftest import first_rank_only
+from conftest import ROOT, first_rank_only
 
-ROOT = Path(__file__).resolve().parents[1]
 CSRC = ROOT / "csrc"
 SOURCES = [ROOT / "tests" / "c" / "tcp_setup_check.cc",
            CSRC / "hccl" / "transport" / "tcp" / "setup.cc", CSRC / "hccl" / "transport" / "tcp" / "conn.cc",

@@ -1,5 +1,5 @@
 """The profiling API (aclprof*) and PYHCCL_TRACE: tests/c/prof_check.c runs on 1 or 2
-ranks without MPI (as tests/test_c_hccl.py starts them); the Chrome trace JSON each
+ranks without MPI (as tests/c/test_c_hccl.py starts them); the Chrome trace JSON each
 process writes is checked here: event names, one tid per stream, times, bytes, the
 collectives' arguments, and that only the profiled devices are recorded.
 
@@ -14,12 +14,9 @@ from pathlib import Path
 
 import pytest
 
+from cdrivers import assert_all_pass, build_libs, compile_check, no_shm_leftovers  # noqa: F401
+from cdrivers import run_mode
 from conftest import first_rank_only
-from test_c_hccl import no_shm_leftovers, run_ranks  # noqa: F401 (autouse)
-
-ROOT = Path(__file__).resolve().parents[1]
-LIB = ROOT / "build" / "lib"
-SOURCE = ROOT / "tests" / "c" / "prof_check.c"
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("gcc") is None, reason="gcc not found"),
@@ -29,22 +26,9 @@ pytestmark = [
 
 @pytest.fixture(scope="module")
 def exe(tmp_path_factory):
-    build = subprocess.run(["make", "-C", str(ROOT / "csrc"), "-j2"], capture_output=True,
-                           text=True, timeout=900)
-    assert build.returncode == 0, f"make -C csrc failed:\n{build.stdout}\n{build.stderr}"
-    out = tmp_path_factory.mktemp("prof_check") / "prof_check"
-    cmd = ["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{ROOT / 'include'}",
-           str(SOURCE), f"-L{LIB}", "-lhccl", "-lmsprofiler", "-lascendcl",
-           f"-Wl,-rpath,{LIB}", "-o", str(out)]
-    cc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
-    assert cc.returncode == 0, f"compile failed:\n{cc.stderr}"
-    return out
-
-
-def assert_pass(results):
-    report = "\n".join(f"--- rank {r} (exit {rc})\n{out}" for r, (rc, out) in enumerate(results))
-    for r, (rc, out) in enumerate(results):
-        assert rc == 0 and f"rank {r}: PASS" in out, f"rank {r} failed\n{report}"
+    build_libs()
+    return compile_check("prof_check.c", tmp_path_factory.mktemp("prof_check") / "prof_check",
+                         libs=("-lhccl", "-lmsprofiler", "-lascendcl"))
 
 
 def traces(directory):
@@ -98,8 +82,8 @@ def check_trace(data, pid, rank, nranks):
 @pytest.mark.parametrize("nranks", [1, 2])
 def test_aclprof_records_tasks_and_collectives(exe, tmp_path, nranks):
     out = tmp_path / "prof"
-    results = run_ranks(exe, tmp_path, nranks, "prof", out, timeout=100)
-    assert_pass(results)
+    results = run_mode(exe, tmp_path, nranks, "prof", out, timeout=100)
+    assert_all_pass(results, "prof_check")
     found = traces(out)
     assert len(found) == nranks, sorted(found)
     ranks = {}
@@ -117,9 +101,9 @@ def test_aclprof_records_tasks_and_collectives(exe, tmp_path, nranks):
 def test_pyhccl_trace_env_c(exe, tmp_path):
     """PYHCCL_TRACE=dir: no aclprof call, no aclFinalize; written at exit."""
     out = tmp_path / "env" / "made"
-    results = run_ranks(exe, tmp_path, 2, "env", tmp_path / "unused",
-                        env={"PYHCCL_TRACE": str(out)}, timeout=100)
-    assert_pass(results)
+    results = run_mode(exe, tmp_path, 2, "env", tmp_path / "unused",
+                       env={"PYHCCL_TRACE": str(out)}, timeout=100)
+    assert_all_pass(results, "prof_check")
     found = traces(out)
     assert len(found) == 2
     for pid, data in found.items():
@@ -153,8 +137,8 @@ def test_pyhccl_trace_env_python(tmp_path):
 def test_bad_inputs_and_call_order(exe, tmp_path):
     out = tmp_path / "errors"
     out.mkdir()
-    results = run_ranks(exe, tmp_path, 1, "errors", out, timeout=50)
-    assert_pass(results)
+    results = run_mode(exe, tmp_path, 1, "errors", out, timeout=50)
+    assert_all_pass(results, "prof_check")
     # Device 1 was profiled, the work ran on device 0: a valid, empty trace.
     other = traces(out / "other-device" / "nested")
     assert len(other) == 1 and complete(next(iter(other.values()))) == []

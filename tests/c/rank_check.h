@@ -1,12 +1,12 @@
 /*
- * Helpers shared by the multi-process C checks of the HCCL API extensions
- * (dtype_check.c, window_check.c, comm_api_check.c): a rank is started as
+ * Helpers shared by the multi-process C checks (hccl_check.c, dtype_check.c,
+ * window_check.c, comm_api_check.c, prof_check.c): a rank is started as
  *   PROGRAM MODE RANK NRANKS ROOTFILE [ARGS]
  * rank 0 writes a root info to ROOTFILE, the others poll for it. A failed
  * CHECK prints its line; each program ends with "rank R: PASS" on success.
  */
-#ifndef PYHCCL_TESTS_C_EXT_COMMON_H_
-#define PYHCCL_TESTS_C_EXT_COMMON_H_
+#ifndef PYHCCL_TESTS_C_RANK_CHECK_H_
+#define PYHCCL_TESTS_C_RANK_CHECK_H_
 
 #include <stdint.h>
 #include <stdio.h>
@@ -17,6 +17,7 @@
 
 #include "acl/acl.h"
 #include "hccl/hccl.h"
+#include "slowdown.h"
 
 static int g_rank, g_n, g_fail, g_checks;
 
@@ -62,14 +63,14 @@ static int g_rank, g_n, g_fail, g_checks;
           (int)r_, (int)(code), m_ ? m_ : "", text);                              \
   } while (0)
 
-static double now_s(void) {
+static inline double now_s(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
 /* Rank 0 makes the root info and writes it to `path`; the others read it. */
-static void get_root_info(const char *path, HcclRootInfo *ri) {
+static inline void get_root_info(const char *path, HcclRootInfo *ri) {
   if (g_rank == 0) {
     char tmp[4096];
     HCCL_OK(HcclGetRootInfo(ri));
@@ -100,7 +101,7 @@ static void get_root_info(const char *path, HcclRootInfo *ri) {
 
 /* A communicator over all ranks, from the root info at path (a config when
  * cfg is not NULL). */
-static HcclComm init_comm(const char *path, const HcclCommConfig *cfg) {
+static inline HcclComm init_comm(const char *path, const HcclCommConfig *cfg) {
   HcclRootInfo ri;
   HcclComm comm = NULL;
   get_root_info(path, &ri);
@@ -111,11 +112,11 @@ static HcclComm init_comm(const char *path, const HcclCommConfig *cfg) {
   return comm;
 }
 
-static int finish(void) {
+static inline int finish(void) {
   if (g_fail == 0) printf("rank %d: PASS (%d checks)\n", g_rank, g_checks);
   else printf("rank %d: %d of %d checks FAILED\n", g_rank, g_fail, g_checks);
   fflush(stdout);
   return g_fail == 0 ? 0 : 1;
 }
 
-#endif /* PYHCCL_TESTS_C_EXT_COMMON_H_ */
+#endif /* PYHCCL_TESTS_C_RANK_CHECK_H_ */

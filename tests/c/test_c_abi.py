@@ -6,14 +6,13 @@ process)."""
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parents[1]
 INCLUDE = ROOT / "include"
 CSRC = ROOT / "csrc"
-CDIR = Path(__file__).resolve().parent / "c"
+CDIR = ROOT / "tests" / "c"
 ABI_SOURCES = [CDIR / "abi_main.c", CDIR / "abi_tu2.c"]
 HEADERS = [
     "acl/acl.h",

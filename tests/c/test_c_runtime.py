@@ -8,11 +8,10 @@ the first failed check.
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
+from conftest import ROOT
 
-ROOT = Path(__file__).resolve().parent.parent
 LIBDIR = ROOT / "build" / "lib"
 LIB = LIBDIR / "libascendcl.so"
 

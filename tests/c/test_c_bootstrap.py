@@ -8,12 +8,10 @@ machine is not shared with three more copies)."""
 import os
 import shutil
 import subprocess
-from pathlib import Path
 
 import pytest
-from conftest import first_rank_only
+from conftest import ROOT, SLOWDOWN, first_rank_only
 
-ROOT = Path(__file__).resolve().parents[1]
 SOURCES = [ROOT / "tests" / "c" / "bootstrap_check.cc",
            *sorted((ROOT / "csrc" / "hccl" / "bootstrap").glob("*.cc")),
            *sorted((ROOT / "csrc" / "hccl" / "net").glob("*.cc")),
@@ -33,6 +31,7 @@ def test_bootstrap_check(tmp_path):
     build = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert build.returncode == 0, f"compile failed:\n{build.stderr}"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HCCL_IF_", "HCCL_CONNECT", "HCCL_EXEC"))}
+    env["PYHCCL_TEST_SLOWDOWN"] = str(SLOWDOWN)  # scales the check's time bounds (slowdown.h)
     proc = subprocess.run([str(exe)], capture_output=True, text=True, timeout=90, env=env)
     assert proc.returncode == 0, f"exit {proc.returncode}\nstdout:\n{proc.stdout}\nstderr:\n{proc.stderr}"
     assert "0 failed" in proc.stdout.splitlines()[-1], proc.stdout
