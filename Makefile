@@ -131,8 +131,8 @@ endif
 # build/cann/ through the feature flags of conf/cann_config.py, and runs part of the
 # suite with that build: the collectives on device buffers (a CANN build refuses host
 # buffers, so the host-buffer tests are left out) and the checks of the build itself.
-CANN_TESTS := tests/test_cann_build.py tests/test_collectives.py tests/test_rootinfo.py \
-              tests/test_enums.py
+CANN_TESTS := tests/install/test_cann_build.py tests/python/test_collectives.py tests/python/test_rootinfo.py \
+              tests/python/test_enums.py
 CANN_SKIP  := not test_reduce_to_every_root and not test_scatter_from_every_root \
               and not host_buffer_kinds and not both_ways
 test-cann: build $(VENV)/.dev-installed

@@ -15,7 +15,7 @@ from typing import Dict, List, Optional, Tuple
 import pyhccl
 
 # Every variable the runtime or pyhccl reads: (name, default, meaning).
-# tests/test_info.py keeps this list equal to docs/C_API.md's environment table.
+# tests/static/test_info.py keeps this list equal to docs/C_API.md's environment table.
 ENV_VARS: List[Tuple[str, str, str]] = [
     ("HCCL_CONNECT_TIMEOUT", "120", "seconds communicator set-up may wait for peers"),
     ("HCCL_EXEC_TIMEOUT", "1836", "seconds a wait inside an operation may last without progress"),

@@ -16,6 +16,7 @@ import collections
 import os
 import sys
 import time
+from pathlib import Path
 
 # Bound every wait of the host runtime below pytest's own timeout.
 os.environ.setdefault("HCCL_CONNECT_TIMEOUT", "60")
@@ -28,6 +29,9 @@ from mpi4py import MPI  # noqa: E402
 import pyhccl  # noqa: E402
 from pyhccl.mpi import comm_from_mpi, local_rank  # noqa: E402
 from quiet_output import QuietFile  # noqa: E402
+
+# The repository's root: tests in every folder below tests/ find the sources from it.
+ROOT = Path(__file__).resolve().parents[1]
 
 WORLD = MPI.COMM_WORLD
 RANK = WORLD.Get_rank()

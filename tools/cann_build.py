@@ -6,7 +6,7 @@
    from include/, lib64/ from build/lib (libascendcl, libhccl and the CANN library names
    libacl_rt, libmsprofiler, libhcomm). With --reduced the headers lose what older
    toolkits lack (REDUCTIONS below); OUTDIR/toolkit/pyhccl_layout.json lists the names
-   removed, for tests/test_cann_build.py.
+   removed, for tests/install/test_cann_build.py.
 2. OUTDIR/src: a copy of the sources and tests, built in place with
    PYHCCL_CANN=OUTDIR/toolkit, apart from the checkout's own in-place build.
    Run the tests from OUTDIR/src: `import pyhccl` then finds that build.

@@ -11,7 +11,7 @@
 #define _DEFAULT_SOURCE
 #include <pthread.h>
 
-#include "ext_common.h"
+#include "rank_check.h"
 
 static void sync_ok(aclrtStream s, const char *what) {
   aclError e = aclrtSynchronizeStream(s);

@@ -1,7 +1,7 @@
 // csrc/common's SHA-256 against FIPS 180-2's test vectors (fed in pieces of
 // every size) and HMAC-SHA256 against RFC 4231's test cases 1-7 (case 5:
 // the first 128 bits), fed whole and a byte at a time; equal_ct. Prints
-// "crypto ok". Built by tests/test_c_abi.py:
+// "crypto ok". Built by tests/c/test_c_abi.py:
 //   g++ -std=c++17 -Icsrc tests/c/crypto_check.cc csrc/common/sha256.cc csrc/common/hmac.cc
 #include <algorithm>
 #include <cstdio>

@@ -10,7 +10,7 @@
  * moving must not look at values.
  */
 #define _DEFAULT_SOURCE
-#include "ext_common.h"
+#include "rank_check.h"
 
 static int g_device;
 

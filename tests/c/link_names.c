@@ -1,5 +1,5 @@
 /* A CANN program, linked with each set of library names CANN's build files use
- * (tests/test_lib_names.py): -lhccl -lascendcl, -lhccl -lacl_rt -lmsprofiler,
+ * (tests/install/test_lib_names.py): -lhccl -lascendcl, -lhccl -lacl_rt -lmsprofiler,
  * -lhccl -lhcomm -lacl_rt -lmsprofiler. It runs a one-rank AllReduce, then checks that
  * every function it called was bound to the real libraries (libascendcl.so, libhccl.so),
  * never to an alias, and that dlopen() of each alias by path finds the real functions.

@@ -12,12 +12,12 @@
  *           records them); exits without aclFinalize
  *   errors  (one rank) bad arguments and wrong call orders; a session that
  *           profiles device 1 while work runs on device 0; an empty session
- * The JSON files in DIR are checked by tests/test_profiling.py. Each rank
+ * The JSON files in DIR are checked by tests/c/test_profiling.py. Each rank
  * prints "rank R: PASS" and exits 0 when all went well.
  */
 #define _GNU_SOURCE
 #include "acl/acl_prof.h"
-#include "ext_common.h"
+#include "rank_check.h"
 
 #define OK(call)                                                                     \
   do {                                                                               \

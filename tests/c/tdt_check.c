@@ -1,6 +1,6 @@
 /*
  * The acltdt communicator API from C99, one process per rank, no MPI
- * (tests/test_c_tdt.py starts them):
+ * (tests/c/test_c_tdt.py starts them):
  *
  *   tdt_check RANK WORLD GROUP MODE [HOLD_MS]
  *

@@ -31,7 +31,7 @@ class BoardExchange::Wait : public WaitFor {
     }
     if ((*done = next_ == x_.nranks_)) return HCCL_SUCCESS;
     // PYHCCL_FAULT=slow_board_look: a late second look, by which time a peer
-    // may have posted and gone on to send FIFO messages (tests/test_c_hccl.py).
+    // may have posted and gone on to send FIFO messages (tests/c/test_c_hccl.py).
     static const bool slow_look = std::strcmp(common::env_str("PYHCCL_FAULT", ""), "slow_board_look") == 0;
     if (slow_look) {
       timespec ts{0, 2000000};
