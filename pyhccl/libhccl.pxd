@@ -296,6 +296,9 @@ cdef extern from "hccl/hccl.h" nogil:
     HcclResult PyhcclCancelSetups()
     HcclResult PyhcclCommAbort(HcclComm comm)
     HcclResult PyhcclCommDestroyTimeout(HcclComm comm, int32_t timeoutMs)
+    HcclResult PyhcclGather(void *sendBuf, void *recvBuf, uint64_t sendCount,
+                            HcclDataType dataType, uint32_t root, HcclComm comm,
+                            aclrtStream stream)
     ctypedef void *PyhcclRendezvous
     HcclResult PyhcclRendezvousOpen(const char *group, uint32_t nRanks, uint32_t rank,
                                     HcclRootInfo *rootInfo, PyhcclRendezvous *rendezvous)

@@ -97,6 +97,15 @@ HCCL_API_VISIBILITY HcclResult PyhcclCommAbort(HcclComm comm);
  * them. The communicator is destroyed either way. */
 HCCL_API_VISIBILITY HcclResult PyhcclCommDestroyTimeout(HcclComm comm, int32_t timeoutMs);
 
+/* Gather, Scatter's mirror image (CANN has only the command code
+ * HCCL_CMD_GATHER): every rank sends sendCount elements of sendBuf; the root
+ * receives nRanks x sendCount in recvBuf, rank r's at r x sendCount. recvBuf
+ * is read on the root only (NULL elsewhere is fine); in place when sendBuf is
+ * recvBuf + root x sendCount on the root. */
+HCCL_API_VISIBILITY HcclResult PyhcclGather(void *sendBuf, void *recvBuf, uint64_t sendCount,
+                                            HcclDataType dataType, uint32_t root, HcclComm comm,
+                                            aclrtStream stream);
+
 /* Ranks started by hand, with no MPI (docs/LAUNCH.md): the rendezvous that
  * acltdtCreateComm uses, for HcclCommInitRootInfo. Every rank calls
  * PyhcclRendezvousOpen with the same group name (1 to 127 bytes) and nRanks

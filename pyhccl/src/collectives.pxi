@@ -133,6 +133,27 @@ cdef class _Collectives:
                     "HcclScatter")
         return m.kept()
 
+    def gather(self, sendbuf, recvbuf=None, root=0, *, stream=None, dtype=None):
+        """Gather `sendbuf` of every rank into `recvbuf` on rank `root`, in rank order.
+
+        {collective: root}
+        The mirror image of scatter(): `recvbuf` (size * len(sendbuf)
+        elements; rank i's data at offset i * len(sendbuf)) is written on the
+        root only; other ranks may pass None. In place when `sendbuf` is
+        exactly the root's slice of `recvbuf`. Calls PyhcclGather (a pyhccl
+        extension: CANN's HCCL has no Gather).
+
+        Returns:
+            recvbuf (None on a rank that passed None).
+
+        {raises: PyhcclGather}
+        """
+        cdef _Msg m = _msg(self).gather(sendbuf, recvbuf, root, stream, dtype)
+        with nogil:
+            CHKHCCL(PyhcclGather(m.sptr, m.rptr, m.count, m.dt, m.root, m.comm, m.stream),
+                    "PyhcclGather")
+        return m.kept()
+
     def all_to_all(self, sendbuf, recvbuf, *, stream=None, dtype=None):
         """Send block j of `sendbuf` to rank j; receive rank i's block into block i of `recvbuf`.
 

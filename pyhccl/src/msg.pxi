@@ -206,6 +206,22 @@ cdef class _Msg:
             _host_guard(self.s, (self.sb,), ((rb, rb.nbytes),))
         return self
 
+    cdef _Msg gather(self, sendbuf, recvbuf, root, stream, dtype):
+        self._open("gather", _ROOT, None, root, stream)
+        cdef bint at_root = self.root == self.c._rank
+        cdef _Buf sb = self._buf(sendbuf, "sendbuf", False, dtype)
+        cdef _Buf rb
+        if recvbuf is None and not at_root:
+            self._two(sb, sb)
+            self.result = None
+        else:
+            rb = self._buf(recvbuf, "recvbuf", at_root, dtype)
+            self._blocks(sb, rb, True)
+        self.count = sb.count
+        if _CHECK_HOST_READS:     # recvbuf is written on the root only
+            _host_guard(self.s, (sb,), ((self.rb, sb.nbytes * self.c._size),) if at_root else ())
+        return self
+
     cdef _Msg all_to_all(self, sendbuf, recvbuf, stream, dtype):
         self._open("all_to_all", 0, None, None, stream)
         cdef str api = self.api

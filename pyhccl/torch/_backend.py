@@ -612,16 +612,13 @@ class ProcessGroupPyhccl(dist.ProcessGroup):  # type: ignore[misc, unused-ignore
             self._check_parts(outs, inp, api, "gather_list")
         self._begin(api)
         src = self._input(inp)
-        items: List[Tuple[str, np.ndarray, int]] = []
+        flat: Optional[torch.Tensor] = None
         if at_root:
             flat = torch.empty((self._size,) + tuple(inp.shape), dtype=inp.dtype)
-            for r in range(self._size):
-                items.append(("recv", as_bytes(flat[r]), r))
-            items.append(("send", as_bytes(src), root))
-        else:
-            items.append(("send", as_bytes(src), root))
-        self._call(api, lambda: self._comm.batch_send_recv(items, stream=self._stream))
-        if at_root:
+        recv = as_bytes(flat) if flat is not None else None
+        self._call(api, lambda: self._comm.gather(as_bytes(src), recv, root=root,
+                                                  stream=self._stream))
+        if flat is not None:
             self._spread(flat, outs)
         return self._enqueued(api, outs)
 

@@ -369,6 +369,26 @@ static void t_scatter(HcclComm comm, aclrtStream s, HcclDataType t, size_t count
   release(recv);
 }
 
+/* Gather, Scatter's mirror image: rank p's block lands at p * count on the root only,
+ * whose recvBuf is the only one (NULL elsewhere); in place, the root's sendBuf is its block. */
+static void t_gather(HcclComm comm, aclrtStream s, HcclDataType t, size_t count, int root, int in_place) {
+  size_t es = esize(t);
+  char what[96];
+  snprintf(what, sizeof(what), "Gather t=%d count=%zu root=%d inplace=%d", (int)t, count, root, in_place);
+  const int at_root = g_rank == root, own = !(at_root && in_place);
+  char *recv = at_root ? alloc(count * es * g_n) : NULL;
+  char *send = own ? alloc(count * es) : recv + root * count * es;
+  for (size_t i = 0; i < count; ++i) store(t, send, i, gen(-1, t, g_rank, i));
+  HCCL_OK(PyhcclGather(send, recv, count, t, root, comm, s));
+  sync_ok(s, what);
+  for (int p = 0; at_root && p < g_n; ++p) {
+    struct Want w = {-1, t, p, 0};
+    compare(what, t, recv, p * count, count, want_plain, &w);
+  }
+  if (own) release(send);
+  if (recv) release(recv);
+}
+
 /* AlltoAll: rank p sends block q = gen(p, q*count + i); rank q gets block p from p. */
 static void t_alltoall(HcclComm comm, aclrtStream s, HcclDataType t, size_t count, int in_place) {
   size_t es = esize(t);
@@ -621,6 +641,16 @@ static void t_errors(HcclComm comm, aclrtStream s) {
              "HcclBroadcast", "root");
   expect_err(HcclSend(a, 8, HCCL_DATA_TYPE_FP32, (uint32_t)g_n + 3, comm, s), HCCL_E_PARA,
              "HcclSend", "destRank");
+  /* Gather: every rank its own root where only the root's recvBuf is checked. */
+  float g[16];
+  expect_err(PyhcclGather(a, b, 2, HCCL_DATA_TYPE_FP32, (uint32_t)g_n, comm, s), HCCL_E_PARA,
+             "PyhcclGather", "root");
+  expect_err(PyhcclGather(NULL, b, 2, HCCL_DATA_TYPE_FP32, 0, comm, s), HCCL_E_PTR, "PyhcclGather",
+             "sendBuf");
+  expect_err(PyhcclGather(a, NULL, 2, HCCL_DATA_TYPE_FP32, (uint32_t)g_rank, comm, s), HCCL_E_PTR,
+             "PyhcclGather", "recvBuf");
+  expect_err(PyhcclGather(g + 2 * g_rank + 1, g, 2, HCCL_DATA_TYPE_FP32, (uint32_t)g_rank, comm, s),
+             HCCL_E_PARA, "PyhcclGather", "root * sendCount");
   expect_err(HcclAlltoAll(a, 1, HCCL_DATA_TYPE_FP32, b, 2, HCCL_DATA_TYPE_FP32, comm, s),
              HCCL_E_PARA, "HcclAlltoAll", "recvCount");
   expect_err(HcclGetRankSize(comm, NULL), HCCL_E_PTR, "HcclGetRankSize", "rankSize");
@@ -724,6 +754,7 @@ static void run_suite(HcclComm comm, aclrtStream s, int big) {
       t_broadcast(comm, s, t, c, (int)(ci % g_n));
       t_allgather(comm, s, t, c, (int)(ci & 1));
       t_scatter(comm, s, t, c, g_n - 1);
+      t_gather(comm, s, t, c, (int)(ci % g_n), (int)((ci >> 1) & 1));
       t_alltoall(comm, s, t, c, (int)(ci & 1));
       t_sendrecv(comm, s, t, c, (int)(ci & 1));
     }
@@ -753,6 +784,7 @@ static void run_suite(HcclComm comm, aclrtStream s, int big) {
   t_allgather(comm, s, HCCL_DATA_TYPE_FP32, n, 1);
   t_allgather(comm, s, HCCL_DATA_TYPE_UINT8, n, 0);
   t_scatter(comm, s, HCCL_DATA_TYPE_FP16, n, 0);
+  t_gather(comm, s, HCCL_DATA_TYPE_INT32, n, g_n - 1, 1);
   t_alltoall(comm, s, HCCL_DATA_TYPE_FP32, n / 3, 1);
   t_alltoall(comm, s, HCCL_DATA_TYPE_INT16, n / 5, 0);
   t_alltoallv(comm, s, HCCL_DATA_TYPE_INT32, 100003);

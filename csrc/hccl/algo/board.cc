@@ -70,6 +70,9 @@ HcclResult run_board(Ctx &x) {
     case OpKind::kBroadcast:
       if (!x.is_root()) std::memcpy(out, v[x.root], block);
       break;
+    case OpKind::kGather:  // AllGather's copies, on the root only
+      if (!x.is_root()) break;
+      [[fallthrough]];
     case OpKind::kAllGather:
       for (int p = 0; p < x.n; ++p)
         if (out + p * block != v[p]) std::memmove(out + p * block, v[p], block);

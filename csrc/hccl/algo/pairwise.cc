@@ -1,5 +1,5 @@
 // Collectives where every pair exchanges directly: AlltoAll(V/VC),
-// AllGatherV, ReduceScatterV, and Scatter from the root. Peers are visited
+// AllGatherV, ReduceScatterV, Scatter from the root and Gather to it. Peers are visited
 // in a rotation (rank + 1, rank + 2, ...) so that not everyone starts on the
 // same peer; the engine progresses all pairs at once. Counts that only one
 // side knows travel in the message headers: a receiver given another count
@@ -114,6 +114,39 @@ HcclResult scatter(Ctx &x) {
   return b.run();
 }
 
+// Scatter's mirror image: the root receives block p from rank p.
+HcclResult gather(Ctx &x) {
+  const char *send = static_cast<const char *>(x.op.send);
+  char *recv = static_cast<char *>(x.op.recv);
+  const int root = static_cast<int>(x.op.root);
+  const size_t B = x.op.count * x.es;
+  if (x.me == root && B > 0 && recv + root * B != send) std::memcpy(recv + root * B, send, B);
+  if (x.n == 1) return HCCL_SUCCESS;
+  if (x.n <= kFlatRanks)  // with headers between the others: every pair compares signatures
+    return rooted_exchange(
+        x, root,
+        [&](Batch &b, int p) {
+          b.recv(p, recv + p * B, B);
+          b.send(p, nullptr, 0);
+        },
+        [&](Batch &b) {
+          b.send(root, send, B);
+          b.recv(root, nullptr, 0);
+        });
+  HcclResult rc = compare_signatures(x);
+  if (rc != HCCL_SUCCESS) return rc;
+  Batch b(x);
+  if (x.me == root) {
+    for (int k = 1; k < x.n; ++k) {
+      int from = (root + k) % x.n;
+      b.recv(from, recv + from * B, B);
+    }
+  } else {
+    b.send(root, send, B);
+  }
+  return b.run();
+}
+
 }  // namespace
 
 HcclResult run_pairwise(Ctx &x) {
@@ -123,6 +156,7 @@ HcclResult run_pairwise(Ctx &x) {
     case OpKind::kAllGatherV: return all_gather_v(x);
     case OpKind::kReduceScatterV: return reduce_scatter_v(x);
     case OpKind::kScatter: return scatter(x);
+    case OpKind::kGather: return gather(x);
     default: return x.fail(HCCL_E_INTERNAL, "no pairwise algorithm for this collective");
   }
 }

@@ -1,4 +1,5 @@
-// Checks of the collectives of hccl/hccl.h with one count (api/check_ops.h).
+// Checks of the collectives of hccl/hccl.h with one count, and of PyhcclGather
+// (hccl/hccl_host.h) (api/check_ops.h).
 // Each packs the op first, so that the buffer checks pin into its pins.
 #include "hccl/api/check_ops.h"
 #include "hccl/api/checks.h"
@@ -83,6 +84,23 @@ HcclResult check_scatter(const OpRequest &q, CheckedOp *c) {
   bool in_place = static_cast<char *>(q.recv) == static_cast<const char *>(q.send) + q.root * rbytes;
   return check_overlap(q.api, "sendBuf", q.send, sbytes, "recvBuf", q.recv, rbytes, in_place,
                        "recvBuf == sendBuf + root * recvCount elements");
+}
+
+HcclResult check_gather(const OpRequest &q, CheckedOp *c) {
+  const Comm &k = *c->comm;
+  const bool is_root = k.rank == q.root;
+  // recvBuf matters on the root only.
+  OpDesc &d = c->op = OpDesc(q.kind, q.api, q.send, is_root ? q.recv : nullptr, q.count, q.dtype);
+  d.root = q.root;
+  size_t sbytes, rbytes = 0;
+  HCCL_TRY(check_dtype(q.dtype, q.api));
+  HCCL_TRY(check_rank(q.root, k.nranks, q.api, "root"));
+  HCCL_TRY(check_buffer(q.send, q.count, 1, q.dtype, q.api, "sendBuf", &sbytes, &d.pins));
+  if (!is_root) return HCCL_SUCCESS;
+  HCCL_TRY(check_buffer(q.recv, q.count, k.nranks, q.dtype, q.api, "recvBuf", &rbytes, &d.pins));
+  bool in_place = static_cast<const char *>(q.send) == static_cast<char *>(q.recv) + q.root * sbytes;
+  return check_overlap(q.api, "sendBuf", q.send, sbytes, "recvBuf", q.recv, rbytes, in_place,
+                       "sendBuf == recvBuf + root * sendCount elements");
 }
 
 }  // namespace hccl

@@ -15,6 +15,7 @@ HcclResult check_all_gather(const OpRequest &q, CheckedOp *c);
 HcclResult check_reduce_scatter(const OpRequest &q, CheckedOp *c);
 HcclResult check_reduce(const OpRequest &q, CheckedOp *c);
 HcclResult check_scatter(const OpRequest &q, CheckedOp *c);
+HcclResult check_gather(const OpRequest &q, CheckedOp *c);
 // check_v.cc: the AlltoAll family and the V variants
 HcclResult check_all_to_all(const OpRequest &q, CheckedOp *c);
 HcclResult check_all_to_all_v(const OpRequest &q, CheckedOp *c);  // and AlltoAllVC

@@ -74,6 +74,18 @@ HcclResult HcclScatter(void *sendBuf, void *recvBuf, uint64_t recvCount, HcclDat
   return hccl::submit(q);
 }
 
+// A pyhccl extension (hccl/hccl_host.h): Scatter's mirror image.
+HcclResult PyhcclGather(void *sendBuf, void *recvBuf, uint64_t sendCount, HcclDataType dataType,
+                        uint32_t root, HcclComm comm, aclrtStream stream) {
+  OpRequest q(OpKind::kGather, "PyhcclGather", comm, stream);
+  q.send = sendBuf;
+  q.recv = recvBuf;
+  q.count = sendCount;
+  q.dtype = dataType;
+  q.root = root;
+  return hccl::submit(q);
+}
+
 HcclResult HcclBarrier(HcclComm comm, aclrtStream stream) {
   return hccl::submit(OpRequest(OpKind::kBarrier, "HcclBarrier", comm, stream));
 }

@@ -20,6 +20,7 @@ HcclResult check_into(const OpRequest &req, CheckedOp *c) {
     case OpKind::kReduceScatter: return check_reduce_scatter(req, c);
     case OpKind::kReduce: return check_reduce(req, c);
     case OpKind::kScatter: return check_scatter(req, c);
+    case OpKind::kGather: return check_gather(req, c);
     case OpKind::kBarrier: c->op = OpDesc(req.kind, req.api); return HCCL_SUCCESS;
     case OpKind::kAlltoAll: return check_all_to_all(req, c);
     case OpKind::kAlltoAllV: return check_all_to_all_v(req, c);

@@ -23,6 +23,7 @@ void FlightRecorder::enqueued(uint64_t ticket, const OpDesc &op, int64_t at) {
   r.count = op.count;
   r.dtype = static_cast<int32_t>(op.dtype);
   r.root = static_cast<int32_t>(op.root);
+  r.rooted = op_spec(op.kind).rooted;
   r.op = static_cast<int32_t>(op.op);
   r.enqueue_ns = at;
   if (ticket + 1 > next_) next_ = ticket + 1;
@@ -71,13 +72,12 @@ std::string FlightRecorder::dump(const std::vector<OpRecord> &records) {
     double run_us = r.start_ns == 0 ? 0 : ((r.end_ns ? r.end_ns : common::now_ns()) - r.start_ns) / 1e3;
     // Only the fields the operation has: a root for rooted ones, none for a barrier.
     const std::string api = r.api;
-    const bool rooted = api == "HcclBroadcast" || api == "HcclReduce" || api == "HcclScatter";
     char what[96] = "";
     if (api != "HcclBarrier")
       std::snprintf(what, sizeof(what), " count %llu %s", static_cast<unsigned long long>(r.count),
                     dtype_name(static_cast<HcclDataType>(r.dtype)));
     char root[24] = "";
-    if (rooted) std::snprintf(root, sizeof(root), " root %d", r.root);
+    if (r.rooted) std::snprintf(root, sizeof(root), " root %d", r.root);
     std::snprintf(line, sizeof(line), "\n  #%llu %s%s%s: %s%s%s, %.1f us",
                   static_cast<unsigned long long>(r.seq), r.api, what, root, kStates[r.state],
                   r.algo[0] ? " via " : "", r.algo, run_us);

@@ -20,6 +20,7 @@ struct OpRecord {
   const char *api = "";
   uint64_t count = 0;
   int32_t dtype = 0, root = 0, op = 0;
+  bool rooted = false;  // its spec's: whether `root` means anything
   State state = kQueued;
   // Monotonic clock. An op its call ran itself was enqueued when it started.
   int64_t enqueue_ns = 0, start_ns = 0, end_ns = 0;

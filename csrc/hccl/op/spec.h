@@ -30,8 +30,9 @@ enum class OpKind : uint32_t {
   kSymWinRegister,
   kSymWinDeregister,
   kCreateSubComm,
+  kGather,     // PyhcclGather (hccl/hccl_host.h), CANN's HCCL_CMD_GATHER
 };
-constexpr int kOpKinds = static_cast<int>(OpKind::kCreateSubComm) + 1;
+constexpr int kOpKinds = static_cast<int>(OpKind::kGather) + 1;
 
 // The algorithms the dispatcher (algo/dispatch.cc) knows. kBoard and kWindow
 // are chosen by size and registration alone, never forced by PYHCCL_ALGO.

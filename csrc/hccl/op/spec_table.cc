@@ -50,6 +50,8 @@ constexpr CollectiveSpec kSpecs[] = {
      kNone, false, kRun, 0, true},
     {OpKind::kCreateSubComm, "HcclCreateSubCommConfig", nullptr, false, false, C::kSameCount, kNone, kNone,
      false, kRun, 0, true},
+    {OpKind::kGather, "PyhcclGather", nullptr, true, false, C::kSameCount, kCount, kRootPerRank, false, kRun,
+     bits(A::kBoard, A::kPairwise), false},
 };
 static_assert(sizeof(kSpecs) / sizeof(kSpecs[0]) == kOpKinds, "one row per OpKind");
 
