@@ -15,7 +15,8 @@ from conftest import ROOT, first_rank_only
 CSRC = ROOT / "csrc"
 SOURCES = [ROOT / "tests" / "c" / "tcp_setup_check.cc",
            CSRC / "hccl" / "transport" / "tcp" / "setup.cc", CSRC / "hccl" / "transport" / "tcp" / "conn.cc",
-           CSRC / "hccl" / "transport" / "transfer.cc", *sorted((CSRC / "hccl" / "net").glob("*.cc")),
+           CSRC / "hccl" / "transport" / "transfer.cc", CSRC / "hccl" / "transport" / "wait_error.cc",
+           *sorted((CSRC / "hccl" / "net").glob("*.cc")),
            *(CSRC / "common" / f for f in ("crc32c.cc", "hmac.cc", "sha256.cc"))]
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
