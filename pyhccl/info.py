@@ -29,6 +29,7 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("ASCEND_GLOBAL_LOG_LEVEL", "3", "log level: 0 debug (a line per collective) .. 3 error"),
     ("ASCEND_SLOG_PRINT_TO_STDOUT", "unset", "1: log lines go to stdout instead of stderr"),
     ("ASCEND_PROCESS_LOG_PATH", "unset", "a directory for pyhccl-<pid>.log files"),
+    ("PYHCCL_LOG_SUBSYS", "ALL", "subsystems whose debug/info lines show: INIT,COLL,NET,... or ^NET"),
     ("MASTER_ADDR", "unset", "rank 0's host for ranks started by hand on several hosts"),
     ("MASTER_PORT", "unset", "the TCP port rank 0 listens on for them (with MASTER_ADDR)"),
     ("TORCHELASTIC_USE_AGENT_STORE", "unset", "True (torchrun): the group meets on MASTER_PORT + 1"),

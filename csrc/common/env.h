@@ -43,7 +43,7 @@ inline int64_t env_int(const char *name, int64_t def, int64_t lo, int64_t hi) {
   int64_t v = 0;
   if (!parse_int64(s, &v) || v < lo || v > hi) {
     if (first_warning(name, s))
-      PYHCCL_NOTICE("PYHCCL", "ignoring %s=%s (expected an integer in [%lld, %lld]); using %lld",
+      PYHCCL_NOTICE(common::kEnv, "ignoring %s=%s (expected an integer in [%lld, %lld]); using %lld",
                    name, s, static_cast<long long>(lo), static_cast<long long>(hi),
                    static_cast<long long>(def));
     return def;
@@ -77,7 +77,7 @@ inline uint64_t env_bytes(const char *name, uint64_t def, bool zero_ok = false) 
   }
   if (!ok || (v == 0 && !zero_ok) || v > (~0ull) / mul) {
     if (first_warning(name, s))
-      PYHCCL_NOTICE("PYHCCL", "ignoring %s=%s (expected a byte count such as 64G); using %llu",
+      PYHCCL_NOTICE(common::kEnv, "ignoring %s=%s (expected a byte count such as 64G); using %llu",
                    name, s, static_cast<unsigned long long>(def));
     return def;
   }

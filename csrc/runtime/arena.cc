@@ -76,7 +76,7 @@ Arena::Arena() {
   }
   if (base_ == nullptr) return;  // alloc reports the failure
   if (capacity_ < want) {
-    PYHCCL_NOTICE("ACL", "reserved a %llu MiB memory arena (wanted %llu MiB)",
+    PYHCCL_NOTICE(common::kRuntime, "reserved a %llu MiB memory arena (wanted %llu MiB)",
                  static_cast<unsigned long long>(capacity_ >> 20),
                  static_cast<unsigned long long>(want >> 20));
   }

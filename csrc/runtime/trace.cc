@@ -183,7 +183,7 @@ __attribute__((constructor)) void trace_from_env() {
   if (dir.empty()) return;
   std::string err;
   if (!trace_make_dir(dir, &err)) {
-    PYHCCL_NOTICE("ACL", "PYHCCL_TRACE ignored: %s", err.c_str());
+    PYHCCL_NOTICE(common::kRuntime, "PYHCCL_TRACE ignored: %s", err.c_str());
     return;
   }
   rec().env_dir = dir;
@@ -252,7 +252,7 @@ void trace_flush() {
   }
   for (const std::string &d : dirs) {
     std::string err;
-    if (!trace_write(d, &err)) PYHCCL_LOG(common::kError, "ACL", "trace: %s", err.c_str());
+    if (!trace_write(d, &err)) PYHCCL_LOG(common::kError, common::kRuntime, "trace: %s", err.c_str());
   }
 }
 

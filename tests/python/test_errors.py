@@ -194,3 +194,28 @@ def test_a_caught_failure_is_logged_once_and_only_when_asked(tmp_path, level):
     assert "[WARNING] HCCL" in done.stderr and "[ERROR]" not in done.stderr, done.stderr
     assert "HcclAllReduce count 4 float32: done" in done.stderr, done.stderr
     assert "root" not in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("subsys, shown", [(None, {"INIT", "COLL"}), ("INIT", {"INIT"}),
+                                           ("^INIT", {"COLL"}), ("NET,COLL", {"COLL"})])
+def test_log_lines_name_their_subsystem_and_can_be_chosen(tmp_path, subsys, shown):
+    """Every log line names its subsystem (INIT, COLL, NET, ...), and PYHCCL_LOG_SUBSYS
+    chooses which debug and info lines show, as NCCL_DEBUG_SUBSYS does; warnings always
+    show (the failure record of FAILING_TWICE is a COLL warning)."""
+    import subprocess
+    import sys
+    env = dict(os.environ, ASCEND_GLOBAL_LOG_LEVEL="0")
+    env.pop("PYHCCL_LOG_SUBSYS", None)
+    if subsys is not None:
+        env["PYHCCL_LOG_SUBSYS"] = subsys
+    script = tmp_path / "fail.py"
+    script.write_text(FAILING_TWICE)
+    done = subprocess.run([sys.executable, str(script)], env=env, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    levels = {}
+    for m in re.finditer(r"^\[(\w+)\] (?:HCCL|ACL|PYHCCL)\(\d+\) \S+ pyhccl (\w+): ", done.stderr, re.M):
+        levels.setdefault(m.group(2), set()).add(m.group(1))
+    quiet = {s for s, lv in levels.items() if lv & {"DEBUG", "INFO"}}
+    assert quiet == shown, done.stderr
+    assert "WARNING" in levels.get("COLL", set()), done.stderr  # the failure, whatever the choice

@@ -122,7 +122,7 @@ void warn_tuning_once(const std::string &pyhccl_algo, const std::string &hccl_al
   if (bad.empty()) return;
   static std::once_flag once;
   std::call_once(once, [&] {
-    PYHCCL_NOTICE("HCCL", "PYHCCL_ALGO=%s HCCL_ALGO=%s: cannot honour %s (PYHCCL_ALGO expects "
+    PYHCCL_NOTICE(common::kTune, "PYHCCL_ALGO=%s HCCL_ALGO=%s: cannot honour %s (PYHCCL_ALGO expects "
                  "coll:algo, coll one of %s, algo one the collective has: %s); "
                  "those collectives use the automatic choice",
                  pyhccl_algo.c_str(), hccl_algo.c_str(), bad.c_str(), keys_and_algos(false).c_str(),

@@ -43,7 +43,7 @@ void run_state_callbacks(HcclComm comm, HcclCommStatePhase phase) {
   for (const auto &kv : now) {
     HcclResult r = kv.second.fn(comm, phase, kv.second.args);
     if (r != HCCL_SUCCESS)
-      PYHCCL_NOTICE("HCCL", "state callback \"%s\" returned %d for phase %d (ignored)",
+      PYHCCL_NOTICE(common::kInit, "state callback \"%s\" returned %d for phase %d (ignored)",
                    kv.first.c_str(), static_cast<int>(r), static_cast<int>(phase));
   }
 }

@@ -166,7 +166,7 @@ void Server::accept_all() {
     ChallengePayload ch;
     std::memcpy(ch.magic, kHelloMagic, sizeof(ch.magic));
     if (!fill_random(ch.nonce, sizeof(ch.nonce))) {
-      PYHCCL_NOTICE("HCCL", "bootstrap (root %s): getrandom() failed: %s; dropped a connection from %s",
+      PYHCCL_NOTICE(common::kBootstrap, "bootstrap (root %s): getrandom() failed: %s; dropped a connection from %s",
                     cfg_.where.c_str(), errno_text(errno).c_str(), c.peer.c_str());
       close_fd(fd);
       continue;
@@ -283,7 +283,7 @@ void Server::flush(Conn &c) {
 
 void Server::refuse(Conn &c, const char *why, bool tell_peer) {
   if (refusals_logged_ < kMaxLoggedRefusals) {
-    PYHCCL_NOTICE("HCCL", "bootstrap (root %s): refused a connection from %s: %s%s", cfg_.where.c_str(),
+    PYHCCL_NOTICE(common::kBootstrap, "bootstrap (root %s): refused a connection from %s: %s%s", cfg_.where.c_str(),
                  c.peer.c_str(), why, ++refusals_logged_ == kMaxLoggedRefusals ? " (further refusals not logged)" : "");
   }
   if (tell_peer)
@@ -360,7 +360,7 @@ HcclResult start_server(const ServerConfig &cfg) {
       try {
         s->run();
       } catch (const std::exception &e) {
-        PYHCCL_NOTICE("HCCL", "bootstrap (root %s): server stopped: %s", s->where().c_str(), e.what());
+        PYHCCL_NOTICE(common::kBootstrap, "bootstrap (root %s): server stopped: %s", s->where().c_str(), e.what());
       }
       s.reset();
       std::lock_guard<std::mutex> lock(*g_running_mu);

@@ -139,7 +139,7 @@ static int env_seconds(const char *name, int def, std::atomic<bool> *warned) {
   long s = std::strtol(v, &end, 10);
   if (errno != 0 || end == v || *end != '\0' || s <= 0 || s > 0x7fffffff) {
     if (!warned->exchange(true))
-      PYHCCL_NOTICE("HCCL", "ignoring %s=\"%s\" (need a whole number of seconds > 0); using %d",
+      PYHCCL_NOTICE(common::kBootstrap, "ignoring %s=\"%s\" (need a whole number of seconds > 0); using %d",
                    name, v, def);
     return def;
   }

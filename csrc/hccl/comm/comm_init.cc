@@ -52,7 +52,7 @@ HcclResult fail_setup(Comm &c, HcclResult code, const std::string &why) {
 void warn_shared_devices(const Comm &c, const std::vector<RankInfo> &info) {
   for (int p : c.topo.local(c.rank))
     if (p < static_cast<int>(c.rank) && info[p].device == info[c.rank].device) {
-      PYHCCL_LOG(common::kWarning, "HCCL",
+      PYHCCL_LOG(common::kWarning, common::kInit,
                  "%s: ranks %d and %u both use device %d on host %s (give each rank its own "
                  "device: aclrtSetDevice, or pyhccl.set_device)",
                  c.name.c_str(), p, c.rank, info[c.rank].device,
@@ -63,7 +63,7 @@ void warn_shared_devices(const Comm &c, const std::vector<RankInfo> &info) {
 
 // One line per communicator at info level: who is where, which transports, what tuning.
 void log_setup(const Comm &c, const RankInfo &tuning) {
-  if (!PYHCCL_LOG_ON(common::kInfo)) return;
+  if (!PYHCCL_LOG_ON(common::kInfo, common::kInit)) return;
   int shm = 0, tcp = 0;
   for (uint32_t p = 0; p < c.nranks; ++p) {
     std::string kind = c.engine->conn(static_cast<int>(p)).kind();
@@ -79,7 +79,7 @@ void log_setup(const Comm &c, const RankInfo &tuning) {
     if (a != Algo::kAuto)
       forced += std::string(forced.empty() ? "" : ",") + op_spec(static_cast<OpKind>(k)).algo_key + ":" + algo_name(a);
   }
-  PYHCCL_LOG(common::kInfo, "HCCL",
+  PYHCCL_LOG(common::kInfo, common::kInit,
              "%s: rank %u of %u on device %d; %d host(s): %s; shm to %d peer(s) (%u x %llu B FIFOs), "
              "tcp to %d peer(s) (%u sockets each); algorithms: %s; flat up to %llu B, single copy "
              "from %llu B, chunks of %llu B",

@@ -64,7 +64,7 @@ int32_t env_deterministic() {
     if (*s == '\0' || std::strcmp(s, "0") == 0 || strcasecmp(s, "false") == 0) return 0;
     if (std::strcmp(s, "1") == 0 || strcasecmp(s, "true") == 0) return 1;
     if (std::strcmp(s, "2") == 0) return 2;
-    PYHCCL_NOTICE("HCCL", "ignoring HCCL_DETERMINISTIC=%s (expected 0, 1, 2, true or "
+    PYHCCL_NOTICE(common::kInit, "ignoring HCCL_DETERMINISTIC=%s (expected 0, 1, 2, true or "
                  "false); using 0", s);
     return 0;
   }();

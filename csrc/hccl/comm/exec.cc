@@ -132,14 +132,14 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
   Ctx x(c, op);
   if (x.sig.seq != 0) c.engine->announce(x.sig);  // peers may run it inline now
   c.running_seq = x.sig.seq;
-  const int64_t t0 = PYHCCL_LOG_ON(common::kDebug) ? common::now_ns() : 0;
+  const int64_t t0 = PYHCCL_LOG_ON(common::kDebug, common::kColl) ? common::now_ns() : 0;
   HcclResult r = dispatch(x);
   // No rank succeeds where another failed: a peer that reported a failure
   // in this collective (it may have timed out while this rank was late)
   // fails it here too.
   if (r == HCCL_SUCCESS && x.sig.seq != 0) r = c.engine->settle(x.sig.seq, &x.err);
   c.running_seq = 0;
-  PYHCCL_LOG(common::kDebug, "HCCL", "%s rank %u: #%llu %s count %llu %s stream %llu via %s: %s, %.1f us",
+  PYHCCL_LOG(common::kDebug, common::kColl, "%s rank %u: #%llu %s count %llu %s stream %llu via %s: %s, %.1f us",
              c.name.c_str(), c.rank, static_cast<unsigned long long>(x.sig.seq), op.api,
              static_cast<unsigned long long>(op.count), dtype_name(op.dtype),
              static_cast<unsigned long long>(hostrt::current_stream_id()), x.algo,
@@ -169,13 +169,13 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
     // Once per communicator, at warning level: the error itself reaches the caller
     // (the stream's error, aclGetRecentErrMsg, the Python exception), and the ops
     // failing fast after it would only repeat it.
-    if (PYHCCL_LOG_ON(common::kWarning) && !c.failure_logged.exchange(true)) {
+    if (PYHCCL_LOG_ON(common::kWarning, common::kColl) && !c.failure_logged.exchange(true)) {
       std::vector<OpRecord> records;
       {
         std::lock_guard<std::mutex> lock(c.mu);
         records = c.flight.snapshot();
       }
-      PYHCCL_LOG(common::kWarning, "HCCL", "%s rank %u: %s\nflight record (oldest first):%s",
+      PYHCCL_LOG(common::kWarning, common::kColl, "%s rank %u: %s\nflight record (oldest first):%s",
                  c.name.c_str(), c.rank, msg.c_str(), FlightRecorder::dump(records).c_str());
     }
     return acl_code(r, AclUse::kTask);

@@ -27,7 +27,7 @@ RankInfo RankInfo::of_this_process(int32_t device, uint32_t nranks) {
   const char *transport = common::env_str("PYHCCL_TRANSPORT", "auto");
   p.all_tcp = std::strcmp(transport, "tcp") == 0;
   if (!p.all_tcp && std::strcmp(transport, "auto") != 0)
-    PYHCCL_NOTICE("HCCL", "ignoring PYHCCL_TRANSPORT=%s (expected auto or tcp)", transport);
+    PYHCCL_NOTICE(common::kInit, "ignoring PYHCCL_TRANSPORT=%s (expected auto or tcp)", transport);
   AlgoTuning defaults;
   p.flat_bytes = common::env_bytes("PYHCCL_LATENCY_BYTES", defaults.flat_bytes);
   p.single_copy_min = common::env_bytes("PYHCCL_SINGLE_COPY_BYTES", defaults.single_copy_min);

@@ -88,7 +88,7 @@ HcclResult PyhcclRendezvousOpen(const char *group, uint32_t nRanks, uint32_t ran
     return r;
   }
   // The set-up that follows will fail; this says which processes collided.
-  if (!note.empty()) PYHCCL_LOG(common::kError, "HCCL", "%s: %s", api, note.c_str());
+  if (!note.empty()) PYHCCL_LOG(common::kError, common::kBootstrap, "%s: %s", api, note.c_str());
   *rendezvous = h;
   return HCCL_SUCCESS;
 }

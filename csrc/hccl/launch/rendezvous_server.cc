@@ -103,7 +103,7 @@ void GroupServer::run() {
     }
     int n = ::poll(pfds.data(), pfds.size(), wake == Clock::time_point::max() ? -1 : net::poll_ms(wake));
     if (n < 0 && errno != EINTR) {
-      PYHCCL_LOG(common::kError, "HCCL", "group %s: rendezvous poll() failed: %s", quoted(group).c_str(),
+      PYHCCL_LOG(common::kError, common::kBootstrap, "group %s: rendezvous poll() failed: %s", quoted(group).c_str(),
                  net::errno_text(errno).c_str());
       return;
     }
@@ -194,7 +194,7 @@ void GroupServer::answer(Asker &a, const RequestHead &h, const std::string &grp,
   if (tcp) a.pid = ntohl(h.pid);
   std::string asker = "pid " + std::to_string(a.pid) + host_suffix(host);
   if (!a.same_user) {
-    PYHCCL_LOG(common::kWarning, "HCCL", "group %s: refused %s, which runs as another user", quoted(group).c_str(),
+    PYHCCL_LOG(common::kWarning, common::kBootstrap, "group %s: refused %s, which runs as another user", quoted(group).c_str(),
                asker.c_str());
     reply(a, HCCL_E_UNAVAIL, false,
           "group " + quoted(grp) + " on this host belongs to another user's process (pid " +
@@ -214,7 +214,7 @@ void GroupServer::answer(Asker &a, const RequestHead &h, const std::string &grp,
     if (fits && rank != 0) msg += " (rank " + std::to_string(rank) + ": " + claims_[rank] + ")";
     msg += "; another job uses the same group name, or this rank was started twice: choose another group "
            "name, or start the job again once that one has ended";
-    PYHCCL_LOG(common::kWarning, "HCCL", "%s: refused rank %u of %u (%s): the group is complete",
+    PYHCCL_LOG(common::kWarning, common::kBootstrap, "%s: refused rank %u of %u (%s): the group is complete",
                head.c_str(), rank, n, asker.c_str());
     reply(a, HCCL_E_UNAVAIL, false, msg);
     return;
@@ -228,7 +228,7 @@ void GroupServer::answer(Asker &a, const RequestHead &h, const std::string &grp,
   } else if (rank < nranks && !claims_[rank].empty()) {
     note = head + ": rank " + std::to_string(rank) + " is claimed by two processes (" + claims_[rank] + " and " +
            asker + "): a rank started twice, or two jobs with the same group name";
-    PYHCCL_LOG(common::kError, "HCCL", "%s", note.c_str());
+    PYHCCL_LOG(common::kError, common::kBootstrap, "%s", note.c_str());
   } else if (rank < nranks) {
     claims_[rank] = asker;
     if (++handed_ == nranks - 1) complete_ = true;

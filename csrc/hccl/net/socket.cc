@@ -31,7 +31,7 @@ constexpr int kBasePortSpan = 64;  // ports tried from HCCL_IF_BASE_PORT on
 // The first refusal of a socket option, at info level: the same on every socket.
 void refused_once(std::atomic<bool> *logged, const char *option, const char *consequence) {
   if (!logged->exchange(true))
-    PYHCCL_LOG(common::kInfo, "HCCL", "setsockopt(%s) refused: %s; %s", option,
+    PYHCCL_LOG(common::kInfo, common::kNet, "setsockopt(%s) refused: %s; %s", option,
                errno_text(errno).c_str(), consequence);
 }
 

@@ -63,7 +63,7 @@ void Waiter::watchdog_warn(int64_t waited_ns, const std::vector<int> &missing) c
   if (op_seq_ != 0) what += " #" + std::to_string(op_seq_);
   // Not an error yet: printed whatever the log level, so nobody stares at a silent
   // terminal for the whole exec timeout.
-  common::log_write(common::kWarning, "HCCL",
+  common::log_write(common::kWarning, common::kColl,
                     "rank %d: %s has made no progress for %lld s, waiting for rank(s) %s "
                     "(which have not arrived or not sent); it fails at the exec timeout, %d s "
                     "(HCCL_EXEC_TIMEOUT). PYHCCL_WATCHDOG_S=0 silences this",

@@ -250,7 +250,7 @@ void Connector::refuse(Pending &p, AckStatus status, const char *reason) {
   a.rank = static_cast<uint32_t>(s_.rank);
   send(p.fd, &a, sizeof(a), MSG_DONTWAIT | MSG_NOSIGNAL);
   if (refusals_logged_++ < 8)
-    PYHCCL_NOTICE("HCCL", "rank %d refused a data connection from %s: %s", s_.rank,
+    PYHCCL_NOTICE(common::kNet, "rank %d refused a data connection from %s: %s", s_.rank,
                  p.from.c_str(), reason);
   net::close_fd(p.fd);
   p.fd = -1;
