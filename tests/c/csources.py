@@ -8,6 +8,7 @@ CDIR = Path(__file__).resolve().parent
 PARTS = {
     "hccl_check.c": ["hccl_values.c", "hccl_modes_coll.c", "hccl_modes_suite.c",
                      "hccl_modes_faults.c", "hccl_modes_p2p.c"],
+    "runtime_check.c": ["runtime_memory.c", "runtime_events.c", "runtime_threads.c"],
 }
 
 
