@@ -9,6 +9,7 @@ PARTS = {
     "hccl_check.c": ["hccl_values.c", "hccl_modes_coll.c", "hccl_modes_suite.c",
                      "hccl_modes_faults.c", "hccl_modes_p2p.c"],
     "runtime_check.c": ["runtime_memory.c", "runtime_events.c", "runtime_threads.c"],
+    "bootstrap_check.cc": ["bootstrap_secret.cc", "bootstrap_faults.cc"],
 }
 
 
