@@ -19,6 +19,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "c"))
+from csources import sources  # noqa: E402  (the files of each C check)
+
 FLAGS = {
     "address": ["-fsanitize=address,undefined", "-fno-sanitize-recover=undefined",
                 "-fno-omit-frame-pointer"],
@@ -55,12 +58,13 @@ def build(kind, out):
 
 
 def compile_check(kind, lib, source, exe, cxx=False):
+    """tests/c/`source` and the files it is split into, built as `exe` with the sanitizer."""
     cmd = ["g++" if cxx else "gcc", "-std=c++17" if cxx else "-std=c99", "-O1", "-g",
-           *FLAGS[kind], "-I", str(ROOT / "include"), "-I", str(ROOT / "csrc"), str(source),
+           *FLAGS[kind], "-I", str(ROOT / "include"), "-I", str(ROOT / "csrc"), *map(str, sources(source)),
            "-L", str(lib), "-lhccl", "-lascendcl", f"-Wl,-rpath,{lib}", "-pthread", "-lm",
            "-o", str(exe)]
     if run(cmd).returncode != 0:
-        sys.exit(f"compiling {source.name} failed")
+        sys.exit(f"compiling {source} failed")
 
 
 def sanitizer_env(kind):
@@ -129,13 +133,13 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         hccl = Path(tmp) / "hccl_check"
-        compile_check(opts.kind, lib, ROOT / "tests" / "c" / "hccl_check.c", hccl)
+        compile_check(opts.kind, lib, "hccl_check.c", hccl)
         singles = [("runtime_check.c", "runtime ok"), ("vmm_check.c", "vmm ok")]
         if opts.kind == "thread":  # it forks from a threaded process, which TSan cannot follow
             singles = singles[1:]
         for source, expect in singles[:1] if opts.quick else singles:
             exe = Path(tmp) / source[:-2]
-            compile_check(opts.kind, lib, ROOT / "tests" / "c" / source, exe)
+            compile_check(opts.kind, lib, source, exe)
             failures.append(run_single(opts.kind, exe, expect))
         for name, n, args, extra, layout in RANKED:
             if opts.quick and name not in QUICK:

@@ -23,6 +23,9 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tests" / "c"))
+from csources import sources  # noqa: E402  (the files of each C check)
+
 LIB = ROOT / "build" / "lib"
 LAYOUTS = {"one host": [0, 0, 0, 0], "2x2 hosts": [0, 0, 1, 1], "4x1 hosts": [0, 1, 2, 3]}
 
@@ -30,7 +33,7 @@ LAYOUTS = {"one host": [0, 0, 0, 0], "2x2 hosts": [0, 0, 1, 1], "4x1 hosts": [0,
 def build(tmp):
     subprocess.run(["make", "-s", "-C", str(ROOT / "csrc"), "-j2"], check=True)
     exe = Path(tmp) / "hccl_check"
-    subprocess.run(["gcc", "-std=c99", "-O2", f"-I{ROOT / 'include'}", str(ROOT / "tests/c/hccl_check.c"),
+    subprocess.run(["gcc", "-std=c99", "-O2", f"-I{ROOT / 'include'}", *map(str, sources("hccl_check.c")),
                     f"-L{LIB}", "-lhccl", "-lascendcl", f"-Wl,-rpath,{LIB}", "-lpthread", "-lm",
                     "-o", str(exe)], check=True)
     return exe

@@ -8,6 +8,7 @@ import time
 
 import pytest
 from conftest import ROOT, SLOWDOWN
+from csources import sources
 
 LIB = ROOT / "build" / "lib"
 CDIR = ROOT / "tests" / "c"
@@ -22,9 +23,10 @@ def build_libs():
 
 
 def compile_check(source, out, libs=("-lhccl", "-lascendcl")):
-    """tests/c/`source` as C99 with -Werror, linked against build/lib; returns `out`."""
+    """tests/c/`source` (and the files it is split into) as C99 with -Werror, linked against
+    build/lib; returns `out`."""
     cmd = ["gcc", "-std=c99", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{ROOT / 'include'}",
-           str(CDIR / source), f"-L{LIB}", *libs, f"-Wl,-rpath,{LIB}", "-lpthread", "-lm",
+           *map(str, sources(source)), f"-L{LIB}", *libs, f"-Wl,-rpath,{LIB}", "-lpthread", "-lm",
            "-o", str(out)]
     cc = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
     assert cc.returncode == 0, f"compile {source} failed:\n{cc.stderr}"

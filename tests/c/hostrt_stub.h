@@ -1,6 +1,6 @@
 // Stand-in for libascendcl's error slot (hostrt::set_error / last_error), for
-// unit checks that link parts of libhccl without the runtime. Include once,
-// in the check's one source file.
+// unit checks that link parts of libhccl without the runtime. Include it in one
+// source file of a check (it defines functions).
 #pragma once
 
 #include <cstdarg>

@@ -19,7 +19,13 @@
 #include "hccl/hccl.h"
 #include "slowdown.h"
 
-static int g_rank, g_n, g_fail, g_checks;
+/* One copy per program: a check made of several files (hccl_check) defines
+ * RANK_CHECK_PART in every file but the one holding main. */
+#ifdef RANK_CHECK_PART
+extern int g_rank, g_n, g_fail, g_checks;
+#else
+int g_rank, g_n, g_fail, g_checks;
+#endif
 
 #define CHECK(cond, ...)                                                          \
   do {                                                                            \

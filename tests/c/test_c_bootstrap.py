@@ -11,8 +11,9 @@ import subprocess
 
 import pytest
 from conftest import ROOT, SLOWDOWN, first_rank_only
+from csources import sources
 
-SOURCES = [ROOT / "tests" / "c" / "bootstrap_check.cc",
+SOURCES = [*sources("bootstrap_check.cc"),
            *sorted((ROOT / "csrc" / "hccl" / "bootstrap").glob("*.cc")),
            *sorted((ROOT / "csrc" / "hccl" / "net").glob("*.cc")),
            ROOT / "csrc" / "common" / "sha256.cc", ROOT / "csrc" / "common" / "hmac.cc"]

@@ -11,6 +11,7 @@ import subprocess
 
 import pytest
 from conftest import ROOT
+from csources import sources
 
 LIBDIR = ROOT / "build" / "lib"
 LIB = LIBDIR / "libascendcl.so"
@@ -21,10 +22,11 @@ pytestmark = pytest.mark.skipif(
 
 
 def _compile(compiler, source, out, extra):
+    """tests/c/`source` and the files it is split into (csources.py), built as `out`."""
     if shutil.which(compiler) is None:
         pytest.skip(f"{compiler} is not installed")
     cmd = [
-        compiler, *extra, "-g", "-Wall", "-I", str(ROOT / "include"), str(source),
+        compiler, *extra, "-g", "-Wall", "-I", str(ROOT / "include"), *map(str, sources(source)),
         "-o", str(out), "-L", str(LIBDIR), "-lascendcl", "-pthread",
         f"-Wl,-rpath,{LIBDIR}",
     ]
@@ -49,7 +51,7 @@ def _run(exe, env_extra=None, expect="runtime ok"):
 @pytest.fixture(scope="module")
 def runtime_check(tmp_path_factory):
     out = tmp_path_factory.mktemp("runtime_check") / "runtime_check"
-    return _compile("gcc", ROOT / "tests" / "c" / "runtime_check.c", out, ["-std=c99"])
+    return _compile("gcc", "runtime_check.c", out, ["-std=c99"])
 
 
 def test_runtime_check(runtime_check):
@@ -67,13 +69,13 @@ def test_runtime_check_default_arena(runtime_check):
 
 
 def test_vmm_check(tmp_path):
-    exe = _compile("gcc", ROOT / "tests" / "c" / "vmm_check.c", tmp_path / "vmm_check", ["-std=c99"])
+    exe = _compile("gcc", "vmm_check.c", tmp_path / "vmm_check", ["-std=c99"])
     _run(exe, expect="vmm ok")
 
 
 def test_hostrt_interface(tmp_path):
     exe = _compile(
-        "g++", ROOT / "tests" / "c" / "hostrt_check.cc", tmp_path / "hostrt_check",
+        "g++", "hostrt_check.cc", tmp_path / "hostrt_check",
         ["-std=c++17", "-I", str(ROOT / "csrc")],
     )
     _run(exe, expect="hostrt ok")

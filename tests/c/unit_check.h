@@ -15,8 +15,9 @@
 #define EXPECT_CONTEXT() ""
 #endif
 
-static std::atomic<int> g_fail{0};
-static std::atomic<int> g_checks{0};
+// inline: one pair per program, however many files it is built from.
+inline std::atomic<int> g_fail{0};
+inline std::atomic<int> g_checks{0};
 
 __attribute__((format(printf, 4, 5))) static inline void expect_failed(const char *file, int line,
                                                                        const char *context,

@@ -10,6 +10,7 @@ import os
 import re
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -18,6 +19,9 @@ import pytest
 import mhtest
 import simhosts
 from mhtest import HERE, PYTHON, ROOT, cross_host
+
+sys.path.insert(0, str(ROOT / "tests" / "c"))
+from csources import sources  # noqa: E402  (the files of each C check)
 
 pytestmark = [mhtest.once]
 EXEC_TIMEOUT = 10           # HCCL_EXEC_TIMEOUT / HCCL_CONNECT_TIMEOUT of the fault tests
@@ -90,7 +94,7 @@ def hccl_check(tmp_path_factory):
         pytest.skip("needs a built pyhccl/lib (make build)")
     exe = tmp_path_factory.mktemp("hccl_check") / "hccl_check"
     cc = subprocess.run(["gcc", "-std=c99", "-O2", f"-I{ROOT / 'include'}",
-                         str(ROOT / "tests" / "c" / "hccl_check.c"), f"-L{lib}", "-lhccl",
+                         *map(str, sources("hccl_check.c")), f"-L{lib}", "-lhccl",
                          "-lascendcl", f"-Wl,-rpath,{lib}", "-lpthread", "-lm", "-o", str(exe)],
                         capture_output=True, text=True, timeout=120)
     assert cc.returncode == 0, cc.stderr
