@@ -23,7 +23,8 @@ import torch.distributed as dist
 
 import pyhccl
 
-from ._backend import BACKEND_NAME, ProcessGroupPyhccl, _world, world_group
+from ._backend import ProcessGroupPyhccl
+from ._core import BACKEND_NAME, GroupCore, _world, world_group
 
 _ROOT_KEY = "pyhccl/root_info"
 # Groups not yet destroyed, released at exit (a script that never calls
@@ -69,7 +70,7 @@ def _store_rendezvous(store: Any, rank: int, size: int,
     return comm
 
 
-def _sub_comm(parent: ProcessGroupPyhccl, ranks: List[int], rank: int,
+def _sub_comm(parent: GroupCore, ranks: List[int], rank: int,
               config: Optional[pyhccl.CommConfig]) -> pyhccl.Comm:
     """A member's Comm of the group `ranks` (global ranks), its root info sent over `parent`."""
     buf = np.empty(pyhccl.ROOT_INFO_BYTES, dtype=np.uint8)

@@ -18,7 +18,7 @@ import torch.distributed as dist
 from torch.futures import Future
 
 if TYPE_CHECKING:
-    from ._backend import ProcessGroupPyhccl
+    from ._core import GroupCore
 
 
 class PyhcclWork(dist.Work):  # type: ignore[misc, unused-ignore]
@@ -26,7 +26,7 @@ class PyhcclWork(dist.Work):  # type: ignore[misc, unused-ignore]
 
     _fut: "Optional[Future[List[torch.Tensor]]]" = None     # made by get_future()
 
-    def __init__(self, pg: "ProcessGroupPyhccl", seq: int, result: List[torch.Tensor],
+    def __init__(self, pg: "GroupCore", seq: int, result: List[torch.Tensor],
                  opname: str) -> None:
         super().__init__()
         self._pg = pg
