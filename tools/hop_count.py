@@ -75,23 +75,21 @@ for line in text.splitlines():
     m = re.match(r"(\d+):\s", line)
     if path and m:
         specs.append((m.group(1), path))
-seen = set()
+seen, recs = set(), []
 for line_no, p in specs:
     spec = f"{p}:{line_no}"
     if spec in seen:
         continue
     seen.add(spec)
     try:
-        Rec(spec, p)
+        recs.append(Rec(spec, p))
     except gdb.error:
         pass
 gdb.write(f"hop_count: {len(specs)} functions, {len(seen)} breakpoints\n", gdb.STDERR)
 gdb.execute("continue")                         # runs to the second marker
-for b in list(gdb.breakpoints() or []):
+for b in recs:                                  # internal: "delete" leaves them
     b.delete()
-for b in list(Rec.__subclasses__()):
-    pass
-gdb.execute("delete")
+gdb.execute("delete")                           # the marker
 json.dump(records, open(OUTFILE, "w"))
 gdb.execute("continue")
 '''

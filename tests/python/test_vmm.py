@@ -224,18 +224,23 @@ def test_collectives_on_mapped_memory(pair, n):
     assert_all(ok, "collective result on mapped memory")
 
 
-@pytest.mark.mpi
-def test_forced_single_copy_on_mapped_memory():
-    # Peers read this rank's mapped memory directly (the single-copy path).
+def comm_with_algo(algo):
+    """A communicator over WORLD set up with PYHCCL_ALGO=algo; the caller's value is kept."""
     old = os.environ.get("PYHCCL_ALGO")
-    os.environ["PYHCCL_ALGO"] = "allreduce:single,allgather:single"
+    os.environ["PYHCCL_ALGO"] = algo
     try:
-        comm = comm_from_mpi(WORLD)
+        return comm_from_mpi(WORLD)
     finally:
         if old is None:
             del os.environ["PYHCCL_ALGO"]
         else:
             os.environ["PYHCCL_ALGO"] = old
+
+
+@pytest.mark.mpi
+def test_forced_single_copy_on_mapped_memory():
+    # Peers read this rank's mapped memory directly (the single-copy path).
+    comm = comm_with_algo("allreduce:single,allgather:single")
     try:
         n = 1 << 20
         size = -(-(SIZE + 1) * n * 4 // G) * G
@@ -259,15 +264,7 @@ def test_forced_single_copy_on_mapped_memory():
 @pytest.mark.skipif(SIZE == 1, reason="needs peers")
 def test_single_copy_after_physical_memory_is_replaced():
     """A freed physical handle's fd number names a new file: peers map the new one (by inode)."""
-    old = os.environ.get("PYHCCL_ALGO")
-    os.environ["PYHCCL_ALGO"] = "allreduce:single"
-    try:
-        comm = comm_from_mpi(WORLD)
-    finally:
-        if old is None:
-            del os.environ["PYHCCL_ALGO"]
-        else:
-            os.environ["PYHCCL_ALGO"] = old
+    comm = comm_with_algo("allreduce:single")
     oks = []
     try:
         n = 1 << 18
