@@ -16,7 +16,7 @@ what TCP reached over the link in this run (measured), which on a 2-core machine
 often below the nominal rate.
 
     sudo python benchmarks/multihost.py [--layout 2x2] [--rate 10gbit] [--delay 1ms] [-b 1M -e 64M]
-        [--ops allreduce,allgather,reducescatter,broadcast] [--openmpi PATH/mpirun]
+        [--ops allreduce,allgather,reducescatter,broadcast] [-z 1] [-R 5] [--openmpi PATH/mpirun]
 
 Needs root (namespaces), like the multi-host tests.
 """
@@ -108,7 +108,7 @@ def run_bench(cluster, layout, op, args, mpiexec, label, tmp):
     python = Path(mpiexec).parent / "python" if mpiexec else Path(sys.executable)
     argv = [str(python), "-m", "pyhccl.bench", "--op", op, "-b", args.minbytes, "-e",
             args.maxbytes, "-f", str(args.factor), "-n", str(args.iters), "-w", str(args.warmup),
-            "--compare", "mpi", "--json", str(out)]
+            "-z", str(args.blocking), "-R", str(args.repeats), "--compare", "mpi", "--json", str(out)]
     env = {"PYTHONPATH": str(ROOT), "HCCL_EXEC_TIMEOUT": "300", "HCCL_CONNECT_TIMEOUT": "120",
            # MPI between hosts over the (shaped) network too: its UCX or libfabric would
            # otherwise find the other "hosts" on this machine and use shared memory.
@@ -128,11 +128,12 @@ def report(data, op, label, hosts, ranks, link_bps, tcp_bps):
     print(f"\n## {op}, {label} ({data['mpi_library']}), {hosts} hosts x {ranks // hosts} ranks")
     print(f"busbw bound: {nominal:.2f} GB/s from the link rate, {measured:.2f} GB/s from "
           f"what TCP carried in this run")
-    print("| size | pyhccl busbw (GB/s) | MPI busbw (GB/s) | pyhccl / MPI | % of bound (link) "
-          "| % of bound (TCP) | wrong |")
-    print("|---:|---:|---:|---:|---:|---:|---:|")
+    print("| size | pyhccl µs | MPI µs | pyhccl busbw (GB/s) | MPI busbw (GB/s) | pyhccl / MPI "
+          "| % of bound (link) | % of bound (TCP) | wrong |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in data["rows"]:
-        print(f"| {r['size']:,} | {r['busbw']:.3f} | {r.get('mpi_busbw', float('nan')):.3f} | "
+        print(f"| {r['size']:,} | {r['time_us']:.1f} | {r.get('mpi_time_us') or float('nan'):.1f} | "
+              f"{r['busbw']:.3f} | {r.get('mpi_busbw', float('nan')):.3f} | "
               f"{r.get('ratio', float('nan')):.2f} | {100 * r['busbw'] / nominal:.0f}% | "
               f"{100 * r['busbw'] / measured:.0f}% | {r['wrong'] + r.get('mpi_wrong', 0)} |")
 
@@ -148,6 +149,9 @@ def main():
     ap.add_argument("-f", "--factor", type=int, default=4)
     ap.add_argument("-n", "--iters", type=int, default=10)
     ap.add_argument("-w", "--warmup", type=int, default=3)
+    ap.add_argument("-z", "--blocking", type=int, default=0, choices=[0, 1],
+                    help="1: synchronize after every operation (round trips)")
+    ap.add_argument("-R", "--repeats", type=int, default=1, help="median of this many timings")
     ap.add_argument("--openmpi", metavar="MPIRUN", help="also run under this Open MPI mpirun "
                     "(the ranks run the python beside it, e.g. .venv-openmpi/bin/mpirun from make bench)")
     opts = ap.parse_args()

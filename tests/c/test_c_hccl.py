@@ -229,6 +229,13 @@ for n in (2, 4):
                  "scatterroot", "dtype", "op", "send", "p2pdtype"):
         case("mismatch", f"{what}-n{n}", n, what, timeout=60)
 
+# Across simulated hosts, where a Broadcast or Reduce tree compares signatures in its own
+# step (algo/tree.cc), not on boards: still every rank fails, within seconds.
+for layout in ("2x2", "4x1"):
+    for what in ("count", "bcastbig", "bcastroot", "reduceroot"):
+        case("mismatch", f"{what}-hosts-{layout}", 4, what, timeout=60,
+             rank_env_of=hosts_env(LAYOUTS[layout]))
+
 # mismatch_v: rank 0 passes another recvCounts (AllGatherV) / sendCounts (ReduceScatterV)
 # array, or one of zeros: HCCL_E_PARA on every rank within seconds.
 for kind in ("allgatherv", "reducescatterv"):

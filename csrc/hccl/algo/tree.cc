@@ -2,6 +2,7 @@
 // (the root on its own host, the lowest rank elsewhere), inside a host from
 // that rank. Small messages go star-shaped (one step); large ones along a
 // chain, each rank forwarding a piece as soon as it has it (pipelined).
+#include <algorithm>
 #include <vector>
 
 #include "hccl/algo/algorithms.h"
@@ -56,6 +57,25 @@ Tree make_tree(const Ctx &x, int root, bool chain, bool chain_across) {
   return t;
 }
 
+// A tree does not bring every pair of ranks together, and a rank that
+// disagrees (about the root, say) would wait for a parent that never sends.
+// On one host the boards compare signatures first (cheap); elsewhere the
+// comparison rides in the tree's own step: besides the tree's data messages
+// (`from`: the peers that send this rank data, `to`: those it sends data to),
+// a header-only message goes each way between every other pair, so every rank
+// hears from every rank once, and a difference fails the step on every rank,
+// without the round trip a separate comparison costs across hosts.
+HcclResult every_pair(Ctx &x, Batch &b, const std::vector<int> &from, const std::vector<int> &to) {
+  if (x.eng.board_bytes() > 0) return compare_signatures(x);
+  auto has = [](const std::vector<int> &v, int p) { return std::find(v.begin(), v.end(), p) != v.end(); };
+  for (int k = 1; k < x.n; ++k) {
+    const int p = (x.me + k) % x.n;
+    if (!has(to, p)) b.send(p, nullptr, 0);
+    if (!has(from, p)) b.recv(p, nullptr, 0);
+  }
+  return HCCL_SUCCESS;
+}
+
 // Between the heads of the hosts: a chain for large messages, as within a
 // host, and across hosts also where the cost model prefers it to a star.
 bool chain_across_hosts(const Ctx &x, size_t bytes) {
@@ -83,11 +103,10 @@ HcclResult tree_broadcast(Ctx &x) {
           b.recv(root, buf, bytes);
           b.send(root, nullptr, 0);
         });
-  // A tree does not bring every pair together: agree on the signature first.
-  HcclResult rc = compare_signatures(x);
-  if (rc != HCCL_SUCCESS) return rc;
   Tree t = make_tree(x, root, chain, chain_across);
   Batch b(x);
+  HcclResult rc = every_pair(x, b, {t.parent}, t.children);
+  if (rc != HCCL_SUCCESS) return rc;
   Dep got;
   if (t.parent >= 0) got.region = b.recv(t.parent, buf, bytes);
   for (int c : t.children) b.send(c, buf, bytes, got);  // forwarded as it arrives
@@ -99,11 +118,11 @@ HcclResult tree_reduce(Ctx &x) {
   char *out = x.out;
   const int root = x.root;
   const size_t bytes = x.count * x.es;
-  HcclResult rc = compare_signatures(x);  // a tree does not bring every pair together
-  if (rc != HCCL_SUCCESS) return rc;
   Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min, chain_across_hosts(x, bytes));
   char *acc = x.me == root ? out : t.children.empty() ? nullptr : x.comm.scratch(0, bytes);
   Batch b(x);
+  HcclResult rc = every_pair(x, b, t.children, {t.parent});
+  if (rc != HCCL_SUCCESS) return rc;
   Dep sum;  // in op child 0 op child 1 ..., in that order
   for (size_t i = 0; i < t.children.size(); ++i)
     sum.region = b.recv_reduce(t.children[i], i == 0 ? in : acc, acc, bytes, sum);
