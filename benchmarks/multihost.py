@@ -152,6 +152,7 @@ def main():
     ap.add_argument("-z", "--blocking", type=int, default=0, choices=[0, 1],
                     help="1: synchronize after every operation (round trips)")
     ap.add_argument("-R", "--repeats", type=int, default=1, help="median of this many timings")
+    ap.add_argument("--json", metavar="FILE", help="also write every row as JSON")
     ap.add_argument("--openmpi", metavar="MPIRUN", help="also run under this Open MPI mpirun "
                     "(the ranks run the python beside it, e.g. .venv-openmpi/bin/mpirun from make bench)")
     opts = ap.parse_args()
@@ -169,11 +170,40 @@ def main():
               f"stream carried {tcp1 * 8 / 1e9:.2f} Gbit/s, two {tcp2 * 8 / 1e9:.2f} Gbit/s")
         runs = [("MPICH", None)] + ([("Open MPI", opts.openmpi)] if opts.openmpi else [])
         for label, mpiexec in runs:
+            results = {}
             for op in opts.ops.split(","):
                 data = run_bench(cluster, opts.layout, op, opts, mpiexec, label, tmp)
                 if data:
                     report(data, op, label, hosts, ranks, link, max(tcp1, tcp2))
+                    results[op] = data["rows"]
+            summary(results, label, opts.layout, hosts, ranks, link)
+            if opts.json:
+                Path(opts.json).write_text(json.dumps(
+                    {"layout": opts.layout, "rate": opts.rate, "mpi": label, "tcp_bps": [tcp1, tcp2],
+                     "results": results}, indent=1))
     return 0
+
+
+def summary(results, label, layout, hosts, ranks, link_bps):
+    """One table for the layout: per size and collective, MPI's time / pyhccl's (above 1:
+    pyhccl is faster) and pyhccl's busbw as % of the link's bound."""
+    if not results:
+        return
+    ops = list(results)
+    print(f"\n## {layout}: {label} time / pyhccl time (% of the link bound)")
+    print("| size | " + " | ".join(ops) + " |")
+    print("|---:|" + "---:|" * len(ops))
+    sizes = sorted({r["size"] for rows in results.values() for r in rows})
+    for size in sizes:
+        cells = []
+        for op in ops:
+            row = next((r for r in results[op] if r["size"] == size), None)
+            if row is None or row.get("ratio") is None:
+                cells.append("")
+                continue
+            bound = link_bps / 8 / 1e9 * bound_factor(op, hosts, ranks)
+            cells.append(f"{row['ratio']:.2f} ({100 * row['busbw'] / bound:.0f}%)")
+        print(f"| {size:,} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":
