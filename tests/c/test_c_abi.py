@@ -100,12 +100,16 @@ def test_overrides(tmp_path):
 
 def test_crc32c_check(tmp_path):
     """csrc/common/crc32c (the TCP transport's message check) against a bit-by-bit
-    reference, on both its SSE4.2 and portable paths."""
+    reference, on each of its paths (vpclmul, pclmul, sse4.2, table) that this CPU has."""
     exe = tmp_path / "crc32c_check"
-    _run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{CSRC}",
-          CDIR / "crc32c_check.cc", CSRC / "common" / "crc32c.cc", "-o", exe])
+    _run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{CSRC}", CDIR / "crc32c_check.cc",
+          CSRC / "common" / "crc32c.cc", CSRC / "common" / "crc32c_fold.cc", "-o", exe])
     out = _run([exe], timeout=60).stdout
-    assert out.strip().splitlines()[-1] == "crc32c ok", out
+    lines = out.strip().splitlines()
+    assert lines[-1] == "crc32c ok", out
+    for path in ("vpclmul", "pclmul", "sse4.2", "table"):  # each one checked or skipped
+        assert any(line.startswith(f"crc32c: {path} ") for line in lines), out
+    assert "crc32c: table checked" in lines, out
 
 
 def test_crypto_check(tmp_path):

@@ -17,7 +17,7 @@ SOURCES = [ROOT / "tests" / "c" / "tcp_setup_check.cc",
            CSRC / "hccl" / "transport" / "tcp" / "setup.cc", CSRC / "hccl" / "transport" / "tcp" / "conn.cc",
            CSRC / "hccl" / "transport" / "transfer.cc", CSRC / "hccl" / "transport" / "wait_error.cc",
            *sorted((CSRC / "hccl" / "net").glob("*.cc")),
-           *(CSRC / "common" / f for f in ("crc32c.cc", "hmac.cc", "sha256.cc"))]
+           *(CSRC / "common" / f for f in ("crc32c.cc", "crc32c_fold.cc", "hmac.cc", "sha256.cc"))]
 
 pytestmark = pytest.mark.skipif(shutil.which("g++") is None, reason="g++ not found")
 
