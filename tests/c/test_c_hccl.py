@@ -161,10 +161,15 @@ for layout, hosts in sorted(LAYOUTS.items()):
         case("suite", f"hosts-{layout}-{mem}", len(hosts), mem, limit=300,
              env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": len(set(hosts))},
              rank_env_of=hosts_env(hosts))
-# Every AllReduce by the leader algorithm: one rank per host reduces, the leaders exchange,
-# on uneven hosts (test_algo_choice.py checks the results it gives on 2 x 2).
+# Every AllReduce, AllGather and ReduceScatter by the leader algorithm: one rank per host
+# gathers or reduces, the leaders exchange, on uneven hosts (test_algo_choice.py checks the
+# results it gives on 2 x 2 and 4 x 1).
 case("suite", "leader-3+1", 4, "host", limit=300, rank_env_of=hosts_env(LAYOUTS["3+1"]),
-     env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 2, "PYHCCL_ALGO": "allreduce:leader"})
+     env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 2,
+          "PYHCCL_ALGO": "allreduce:leader,allgather:leader,reducescatter:leader"})
+case("suite", "leader-1+2", 3, "device", limit=300, rank_env_of=hosts_env(LAYOUTS["1+2"]),
+     env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 2,
+          "PYHCCL_ALGO": "allreduce:leader,allgather:leader,reducescatter:leader"})
 # TCP between every pair of ranks (one host).
 case("suite", "tcp", 3, "host", env={"PYHCCL_TRANSPORT": "tcp"}, limit=300)
 case("suite", "tcp-ring-small-chunks", 3, "host", limit=300, env={

@@ -1,9 +1,11 @@
 """The algorithm choice across hosts follows the cost model (csrc/hccl/algo/select.cc,
 docs/TRANSPORT.md): with the link declared at 1 Gbit/s, a small AllReduce goes flat, a
 medium one through one leader per host, a large one hierarchically; a Broadcast never
-fans out from the root to every rank of another host. Hosts simulated by host tags on
-this machine (TCP between them)."""
+fans out from the root to every rank of another host; what rank 0 does not declare of the
+link is measured at set-up. Hosts simulated by host tags on this machine (TCP between
+them)."""
 import json
+import re
 
 import pytest
 
@@ -27,8 +29,17 @@ PROGRAM = """
         comm.broadcast(y, root=0, stream=s)
         s.synchronize()
         assert (x == n * (n + 1) / 2).all() and (y == 7).all()
-        ar, bc = comm.flight_record()[-2:]
-        seen[size] = [ar["algorithm"], bc["algorithm"]]
+        block = max(size // 4 // n, 1)
+        mine = np.full(block, rank + 1, np.float32)
+        every = np.empty(block * n, np.float32)
+        comm.all_gather(mine, every, stream=s)
+        part = np.empty(block, np.float32)
+        comm.reduce_scatter(np.repeat(np.arange(n, dtype=np.float32) + rank, block), part, stream=s)
+        s.synchronize()
+        assert (every == np.repeat(np.arange(1, n + 1), block)).all()
+        assert (part == n * rank + n * (n - 1) / 2).all()
+        ar, bc, ag, rs = comm.flight_record()[-4:]
+        seen[size] = [ar["algorithm"], bc["algorithm"], ag["algorithm"], rs["algorithm"]]
     print("SEEN", json.dumps(seen), flush=True)
     comm.destroy()
 """
@@ -37,7 +48,8 @@ PROGRAM = """
 def choices(tmp_path, hosts):
     tmp_path.mkdir()
     outs = run_ranks(tmp_path, PROGRAM, len(hosts),
-                     env={"PYHCCL_NET_MBITS": "1000", "NRANKS": str(len(hosts))},
+                     env={"PYHCCL_NET_MBITS": "1000", "PYHCCL_NET_LATENCY_US": "50",
+                          "NRANKS": str(len(hosts))},
                      rank_env={r: {"PYHCCL_HOST_TAG": f"h{h}"} for r, h in enumerate(hosts)})
     line = [ln for ln in outs[0].splitlines() if ln.startswith("SEEN ")]
     assert line, outs
@@ -53,3 +65,48 @@ def test_choices_follow_the_cost_model(tmp_path):
     four_by_one = choices(tmp_path / "4x1", [0, 1, 2, 3])
     assert four_by_one[8][1] == "hosts:star", four_by_one
     assert four_by_one[64 << 10][1] == "hosts:chain", four_by_one
+    # AllGather and ReduceScatter: one leader per host while its copies cost less than
+    # the ring's extra steps, then the pipelined ring of hosts
+    assert [four_by_one[s][2:] for s in (8, 64 << 10, 4 << 20)] == [
+        ["leader"] * 2, ["leader"] * 2, ["hier"] * 2], four_by_one
+    uneven = choices(tmp_path / "3+1", [0, 0, 0, 1])
+    assert [uneven[s][2:] for s in (8, 4 << 20)] == [["leader"] * 2, ["ring"] * 2], uneven
+
+
+SET_UP = """
+    rank, path = int(sys.argv[1]), sys.argv[2]
+    comm = pyhccl.Comm(2, root_info(path, rank), rank)
+    comm.destroy()
+"""
+LINK = re.compile(r"link between hosts: ([\d.]+) us \((\w+)[^)]*\), ([\d.]+) Gbit/s \((\w+)")
+
+
+def link_line(tmp_path, env, hosts=("h0", "h1")):
+    tmp_path.mkdir()
+    outs = run_ranks(tmp_path, SET_UP, 2, env={"ASCEND_GLOBAL_LOG_LEVEL": "1",
+                                               "PYHCCL_LOG_SUBSYS": "INIT", **env},
+                     rank_env={r: {"PYHCCL_HOST_TAG": h} for r, h in enumerate(hosts)})
+    found = [LINK.search(out) for out in outs]
+    assert all(found), outs
+    assert len({m.groups() for m in found}) == 1, outs  # every rank took rank 0's
+    lat, lat_how, rate, rate_how = found[0].groups()
+    return float(lat), lat_how, float(rate), rate_how
+
+
+@pytest.mark.timeout(120)
+def test_the_link_is_measured_unless_declared(tmp_path):
+    """Across hosts, rank 0 and its partner time ping-pongs and a burst at set-up; a
+    value rank 0 declares is taken as it is (here loopback TCP: fast, and far from the
+    declared 3 Gbit/s and 777 us); on one host nothing is measured."""
+    if not OWN_JOBS_HERE:
+        pytest.skip("starts its own processes, from the first rank")
+    lat, lat_how, rate, rate_how = link_line(tmp_path / "measured", {})
+    assert (lat_how, rate_how) == ("measured", "measured")
+    assert 1 <= lat < 100000 and rate > 0.05, (lat, rate)
+    lat, lat_how, rate, rate_how = link_line(tmp_path / "rate", {"PYHCCL_NET_MBITS": "3000"})
+    assert (lat_how, rate_how, rate) == ("measured", "declared", 3.0)
+    lat, lat_how, rate, rate_how = link_line(tmp_path / "both", {"PYHCCL_NET_MBITS": "3000",
+                                                                "PYHCCL_NET_LATENCY_US": "777"})
+    assert (lat, lat_how, rate, rate_how) == (777, "declared", 3.0, "declared")
+    lat, lat_how, rate, rate_how = link_line(tmp_path / "one", {}, hosts=("h0", "h0"))
+    assert (lat_how, rate_how) == ("default", "default")

@@ -12,7 +12,7 @@ HcclResult run_flat(Ctx &x);
 // hier.cc: AllReduce, ReduceScatter, AllGather; `ring`: one ring over all
 // ranks, host by host, instead of host-local steps around a ring of hosts.
 HcclResult run_hier(Ctx &x, bool ring);
-// leader.cc: AllReduce through one rank per host.
+// leader.cc: AllReduce, AllGather, ReduceScatter through one rank per host.
 HcclResult run_leader(Ctx &x);
 // tree.cc: Broadcast, Reduce.
 HcclResult run_tree(Ctx &x);

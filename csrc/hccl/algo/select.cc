@@ -8,27 +8,43 @@ namespace {
 // Shared memory within a host, for the cost model: a few microseconds a step.
 constexpr LinkCost kShm{3e-6, 1.0 / 5e9};
 
-// Across hosts, for collectives with the leader algorithm (AllReduce): the cheapest by the cost model (tuning.net: the
-// link's latency and bandwidth as declared). S bytes, H hosts of at most L
+// Across hosts, for collectives with the leader algorithm (AllReduce, AllGather,
+// ReduceScatter): the cheapest by the cost model (tuning.net: the
+// link's latency and bandwidth, measured or declared). S bytes, H hosts of at most L
 // ranks; each term is what the busiest host link carries each way, and the
 // steps that pay its latency.
 Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
   const LinkCost &net = x.comm.tuning.net;
   const double n = x.n, H = x.topo.nhosts();
-  double L = 1;
-  for (const auto &host : x.topo.hosts) L = std::max<double>(L, static_cast<double>(host.size()));
+  double L = 1, Lmin = n;
+  for (const auto &host : x.topo.hosts) {
+    L = std::max<double>(L, static_cast<double>(host.size()));
+    Lmin = std::min<double>(Lmin, static_cast<double>(host.size()));
+  }
   struct Choice {
     Algo algo;
     double t;
   };
   std::vector<Choice> c;
-  if (x.n <= kFlatRanks) c.push_back({Algo::kFlat, net.time(1, L * (n - L) * S) + kShm.time(1, (L - 1) * S)});
-  if (x.topo.nhosts() <= kFlatRanks)
-    c.push_back({Algo::kLeader, net.time(1, (H - 1) * S) + kShm.time(2, 2 * (L - 1) * S)});
-  if (hier_ok)
-    c.push_back({Algo::kHier, net.time(2 * (H - 1), 2 * (H - 1) / H * S) +
-                                  kShm.time(2 * (L - 1), 2 * (L - 1) / L * S)});
-  c.push_back({Algo::kRing, net.time(2 * (n - 1), 2 * (n - 1) / n * S)});
+  const bool leader_ok = x.topo.nhosts() <= kFlatRanks;
+  if (x.spec.kind == OpKind::kAllReduce) {
+    if (x.n <= kFlatRanks) c.push_back({Algo::kFlat, net.time(1, L * (n - L) * S) + kShm.time(1, (L - 1) * S)});
+    if (leader_ok) c.push_back({Algo::kLeader, net.time(1, (H - 1) * S) + kShm.time(2, 2 * (L - 1) * S)});
+    if (hier_ok)
+      c.push_back({Algo::kHier, net.time(2 * (H - 1), 2 * (H - 1) / H * S) +
+                                    kShm.time(2 * (L - 1), 2 * (L - 1) / L * S)});
+    c.push_back({Algo::kRing, net.time(2 * (n - 1), 2 * (n - 1) / n * S)});
+  } else {  // AllGather, ReduceScatter (S: the whole buffer, n blocks)
+    // The leader's steps do not overlap: its host's copies (packing, handing
+    // out) count in full, so from some size the pipelined ring wins.
+    // A leader sends its host's L blocks to H-1 leaders and gets the n-L others:
+    // (H-1)/H S each way on even hosts, more on the busiest of uneven ones.
+    const double lead_bytes = std::max(n - Lmin, (H - 1) * L) / n * S;
+    if (leader_ok) c.push_back({Algo::kLeader, net.time(1, lead_bytes) + kShm.time(2, L * S)});
+    if (hier_ok)
+      c.push_back({Algo::kHier, net.time(H - 1, (H - 1) / H * S) + kShm.time(L - 1, (L - 1) / L * S)});
+    c.push_back({Algo::kRing, net.time(n - 1, (n - 1) / n * S)});
+  }
   return std::min_element(c.begin(), c.end(), [](const Choice &a, const Choice &b) { return a.t < b.t; })->algo;
 }
 

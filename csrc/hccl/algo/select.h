@@ -2,9 +2,9 @@
 // (operation, size, topology, tuning agreed at set-up), never on local
 // state, so all ranks choose alike. Across hosts it uses a cost model: each
 // candidate's messages and bytes over the busiest host link, priced with the
-// link's declared latency and bandwidth (docs/TRANSPORT.md). Direct is only a candidate: it still
-// checks that every rank's buffers are device memory, and falls back with
-// every rank when one's are not.
+// link's latency and bandwidth, measured or declared (docs/TRANSPORT.md).
+// Direct is only a candidate: it still checks that every rank's buffers are
+// device memory, and falls back with every rank when one's are not.
 #pragma once
 
 #include <cstddef>

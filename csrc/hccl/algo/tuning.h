@@ -47,8 +47,14 @@ struct AlgoTuning {
   uint64_t single_copy_min = 256 << 10;  // direct from this size (PYHCCL_SINGLE_COPY_BYTES)
   uint64_t chunk_bytes = 1 << 20;        // largest message of a transfer (PYHCCL_CHUNK_BYTES)
   uint64_t chain_min = 256 << 10;        // Broadcast/Reduce trees: a chain from this size
-  // Between hosts, as declared (PYHCCL_NET_LATENCY_US, PYHCCL_NET_MBITS): 50 us, 10 Gbit/s.
+  // Between hosts: declared (PYHCCL_NET_LATENCY_US, PYHCCL_NET_MBITS) or measured at
+  // set-up (comm/link_probe.h); 50 us and 10 Gbit/s until then.
   LinkCost net{50e-6, 8.0 / 10e9};
+  // The link from nanoseconds and bits per second; a 0 keeps that part as it is.
+  void set_net(uint64_t latency_ns, uint64_t bits_per_s) {
+    if (latency_ns > 0) net.alpha = static_cast<double>(latency_ns) * 1e-9;
+    if (bits_per_s > 0) net.beta = 8.0 / static_cast<double>(bits_per_s);
+  }
   // By OpKind; only collectives with a PYHCCL_ALGO key (op/spec.h) are forced.
   Algo forced[kOpKinds] = {};
   Algo forced_between_hosts[kOpKinds] = {};  // from HCCL_ALGO

@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "hccl/bootstrap/bootstrap.h"
 #include "hccl/comm/comm.h"
+#include "hccl/comm/link_probe.h"
 #include "hccl/comm/setup_info.h"
 #include "hccl/net/netif.h"
 #include "hccl/transport/engine.h"
@@ -61,8 +62,13 @@ void warn_shared_devices(const Comm &c, const std::vector<RankInfo> &info) {
     }
 }
 
+const char *link_source(const Comm &c, const LinkInfo &link, uint32_t part) {
+  if (!(link.measured & part)) return "declared";
+  return c.topo.nhosts() > 1 ? "measured" : "default, one host";
+}
+
 // One line per communicator at info level: who is where, which transports, what tuning.
-void log_setup(const Comm &c, const RankInfo &tuning) {
+void log_setup(const Comm &c, const RankInfo &tuning, const LinkInfo &link) {
   if (!PYHCCL_LOG_ON(common::kInfo, common::kInit)) return;
   int shm = 0, tcp = 0;
   for (uint32_t p = 0; p < c.nranks; ++p) {
@@ -82,13 +88,14 @@ void log_setup(const Comm &c, const RankInfo &tuning) {
   PYHCCL_LOG(common::kInfo, common::kInit,
              "%s: rank %u of %u on device %d; %d host(s): %s; shm to %d peer(s) (%u x %llu B FIFOs), "
              "tcp to %d peer(s) (%u sockets each); algorithms: %s; flat up to %llu B, single copy "
-             "from %llu B, chunks of %llu B",
+             "from %llu B, chunks of %llu B; link between hosts: %.0f us (%s), %.2f Gbit/s (%s)",
              c.name.c_str(), c.rank, c.nranks, c.device, c.topo.nhosts(), hosts.c_str(), shm,
              tuning.slots, static_cast<unsigned long long>(tuning.slot_bytes), tcp,
              tuning.sockets_per_peer, forced.empty() ? "automatic" : forced.c_str(),
              static_cast<unsigned long long>(c.tuning.flat_bytes),
              static_cast<unsigned long long>(c.tuning.single_copy_min),
-             static_cast<unsigned long long>(c.tuning.chunk_bytes));
+             static_cast<unsigned long long>(c.tuning.chunk_bytes), c.tuning.net.alpha * 1e6,
+             link_source(c, link, kLatencyMeasured), 8e-9 / c.tuning.net.beta, link_source(c, link, kRateMeasured));
 }
 
 // Round 2: shared memory between the ranks of each host.
@@ -304,11 +311,21 @@ HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
   }
   if (any_local && (r = setup_shm(*c, info, job)) != HCCL_SUCCESS) return r;
   if (any_remote && (r = setup_tcp(*c, info, view, remote, api)) != HCCL_SUCCESS) return r;
+  // The link between hosts, for the cost model: what rank 0 declared, the rest measured.
+  LinkInfo link;
+  link.latency_ns = info[0].net_latency_ns;
+  link.bits_per_s = info[0].net_bits_per_s;
+  link.measured = (link.latency_ns == 0 ? kLatencyMeasured : 0) | (link.bits_per_s == 0 ? kRateMeasured : 0);
+  std::string why;
+  if ((r = probe_link(*c, &link, &why)) != HCCL_SUCCESS) return fail_setup(*c, r, why);
   // Last round: a rank that failed its connections has failed the job at the
-  // root; nobody returns a communicator before everyone got this far.
-  if ((r = bootstrap_allgather(c->bootstrap, nullptr, 0, nullptr)) != HCCL_SUCCESS) return r;
+  // root; nobody returns a communicator before everyone got this far. It
+  // brings rank 0's link to everyone.
+  std::vector<LinkInfo> links(nranks);
+  if ((r = bootstrap_allgather(c->bootstrap, &link, sizeof(link), links.data())) != HCCL_SUCCESS) return r;
+  c->tuning.set_net(links[0].latency_ns, links[0].bits_per_s);
   warn_shared_devices(*c, info);
-  log_setup(*c, info[0]);
+  log_setup(*c, info[0], links[0]);
   tell.armed = false;
   *out = comm_register(c);
   return HCCL_SUCCESS;

@@ -10,7 +10,7 @@
 
 namespace hccl {
 
-constexpr uint32_t kRankInfoVersion = 4;
+constexpr uint32_t kRankInfoVersion = 5;
 
 // Round 1: what each rank is, and its tuning environment (rank 0's is used).
 struct RankInfo {
@@ -22,7 +22,7 @@ struct RankInfo {
   uint32_t all_tcp;     // PYHCCL_TRANSPORT=tcp
   HostIdentity host;
   uint64_t flat_bytes, single_copy_min, chunk_bytes, chain_min;
-  uint64_t net_latency_ns, net_bits_per_s;  // the link between hosts, as declared
+  uint64_t net_latency_ns, net_bits_per_s;  // the link between hosts as declared; 0: measure it
   uint64_t slot_bytes;  // shm FIFO slots
   uint32_t slots;
   uint32_t sockets_per_peer;

@@ -1,0 +1,30 @@
+// The link between hosts, measured at set-up for the cost model across hosts
+// (algo/select.cc): rank 0 and the first rank of the next host time a few
+// ping-pongs (latency) and a burst (bandwidth) over their TCP connection,
+// while every other rank goes on to the last set-up round, where rank 0's
+// result becomes everyone's. A value rank 0 declares (PYHCCL_NET_LATENCY_US,
+// PYHCCL_NET_MBITS) is used as it is, and not measured.
+#pragma once
+
+#include <cstdint>
+
+#include "hccl/comm/comm.h"
+
+namespace hccl {
+
+// What the last set-up round carries from rank 0: the link as the cost model
+// uses it, and whether each part was measured.
+struct LinkInfo {
+  uint64_t latency_ns = 0;
+  uint64_t bits_per_s = 0;
+  uint32_t measured = 0;  // kLatencyMeasured | kRateMeasured
+  uint32_t pad = 0;
+};
+constexpr uint32_t kLatencyMeasured = 1, kRateMeasured = 2;
+
+// On rank 0 and its partner across hosts: fills what `declared` leaves 0
+// (0: to be measured) by measuring it. Elsewhere: nothing. Fails (the
+// engine's error) when the partner fails or the link stalls for the exec timeout.
+HcclResult probe_link(Comm &c, LinkInfo *link, std::string *why);
+
+}  // namespace hccl
