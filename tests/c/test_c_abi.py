@@ -112,6 +112,16 @@ def test_crc32c_check(tmp_path):
     assert "crc32c: table checked" in lines, out
 
 
+def test_yield_window_check(tmp_path):
+    """csrc/common/yield_window.h: a wait's yield time stretches to twice the recent waits
+    while they are short, never below PYHCCL_YIELD_US nor above 2 ms, and falls back when
+    a peer is late for longer."""
+    exe = tmp_path / "yield_window_check"
+    _run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", f"-I{CSRC}",
+          CDIR / "yield_window_check.cc", "-o", exe])
+    assert _run([exe], timeout=60).stdout.strip().splitlines()[-1] == "yield_window ok"
+
+
 def test_crypto_check(tmp_path):
     """csrc/common's SHA-256 (FIPS 180-2 vectors) and HMAC-SHA256 (RFC 4231 cases 1-7),
     which prove the job secret on every hello without sending it."""

@@ -39,8 +39,7 @@ void Waiter::set_exec_timeout(int seconds) {
 void Waiter::set_spin(int local_ranks) {
   bool oversubscribed = local_ranks > usable_cpus();
   spin_ns_ = 1000 * common::env_int("PYHCCL_SPIN_US", oversubscribed ? 0 : 5, 0, 1000000);
-  yield_ns_ = 1000 * common::env_int("PYHCCL_YIELD_US", 50, 0, 1000000);
-  yield_window_.store(yield_ns_, std::memory_order_relaxed);
+  yield_.configure(1000 * common::env_int("PYHCCL_YIELD_US", 50, 0, 1000000));
   arrive_ns_ = 1000 * common::env_int("PYHCCL_INLINE_US", 20, 0, 1000000);
   watchdog_ns_ = 1000000000LL * common::env_int("PYHCCL_WATCHDOG_S", 30, 0, 1 << 30);
   order_check_ = common::env_int("PYHCCL_ORDER_CHECK", 1, 0, 1) != 0;
@@ -77,22 +76,11 @@ bool Waiter::spin_or_yield(int64_t idle_ns) const {
     for (int i = 0; i < 16; ++i) common::cpu_relax();
     return true;
   }
-  if (idle_ns < spin_ns_ + yield_window_ns()) {
+  if (idle_ns < spin_ns_ + yield_.ns()) {
     sched_yield();
     return true;
   }
   return false;
-}
-
-void Waiter::learn_wait(int64_t idle_ns) {
-  // PYHCCL_YIELD_US=0 (never yield) or above the cap: as configured.
-  if (yield_ns_ == 0 || yield_ns_ >= kMaxYieldNs) return;
-  int64_t avg = avg_wait_ns_.load(std::memory_order_relaxed);
-  avg += (idle_ns - avg) / 8;
-  avg_wait_ns_.store(avg, std::memory_order_relaxed);
-  // Waits longer than the cap are a late peer's: yielding through them buys nothing.
-  const int64_t window = avg > kMaxYieldNs ? yield_ns_ : std::min(kMaxYieldNs, std::max(yield_ns_, 2 * avg));
-  yield_window_.store(window, std::memory_order_relaxed);
 }
 
 std::string Waiter::timeout_text(int peer) const {
@@ -166,11 +154,11 @@ HcclResult Waiter::wait(WaitFor &w, WaitError *err) {
     const uint32_t bell = hub_ ? hub_->doorbell()->value.load(std::memory_order_acquire) : 0;
     bool done = false, moved = false;
     if ((rc = w.poll(&done, &moved, err)) != HCCL_SUCCESS || done) {
-      if (done && idle_since != 0) learn_wait(common::now_ns() - idle_since);
+      if (done && idle_since != 0) yield_.learn(common::now_ns() - idle_since);
       break;
     }
     if (moved) {
-      if (idle_since != 0) learn_wait(common::now_ns() - idle_since);
+      if (idle_since != 0) yield_.learn(common::now_ns() - idle_since);
       idle_since = 0;
       continue;
     }

@@ -22,6 +22,7 @@
 
 #include "common/clock.h"
 #include "common/futex.h"
+#include "common/yield_window.h"
 #include "hccl/transport/shm/hub.h"
 #include "hccl/transport/transport.h"
 
@@ -110,17 +111,8 @@ class Waiter {
   static constexpr int64_t kSliceNs = 100 * 1000000LL;  // longest sleep between failure probes
 
   // One step of a wait idle for idle_ns: spins (spin_ns_), then yields
-  // (yield_window_ns()); false once it is time to sleep.
+  // (yield_, common/yield_window.h); false once it is time to sleep.
   bool spin_or_yield(int64_t idle_ns) const;
-  // How long a wait yields before it sleeps: PYHCCL_YIELD_US, stretched (up to
-  // kMaxYieldNs) to twice the recent waits' length while they are short.
-  // Waking a sleeper costs more than a yield, the more so where ranks share
-  // cores; a peer that is late for longer is slept on as before, and the
-  // yields cost at most kMaxYieldNs of CPU time per wait.
-  int64_t yield_window_ns() const { return yield_window_.load(std::memory_order_relaxed); }
-  // Takes the length of a wait that went idle into the recent average.
-  void learn_wait(int64_t idle_ns);
-  static constexpr int64_t kMaxYieldNs = 2000000;
   // Sleeps until something may have moved, at most until `until`; *notice
   // when a peer's failure notice (TCP) woke it.
   void sleep(WaitFor &w, uint32_t bell, int64_t until, bool *notice);
@@ -146,10 +138,8 @@ class Waiter {
   const std::unique_ptr<shm::Hub> &hub_;
   int timeout_s_ = 1836;
   int64_t timeout_ns_ = 0;
-  int64_t spin_ns_ = 0, yield_ns_ = 0, arrive_ns_ = 0;
-  // The yield window and the average idle time of recent waits (relaxed: a
-  // hint, read and updated by whichever thread runs the communicator's waits).
-  std::atomic<int64_t> yield_window_{0}, avg_wait_ns_{0};
+  int64_t spin_ns_ = 0, arrive_ns_ = 0;
+  common::YieldWindow yield_;
   int64_t watchdog_ns_ = 0;  // first warning after this long without progress; 0: never
   bool order_check_ = true;  // PYHCCL_ORDER_CHECK: look for communicators used in opposite orders
   const char *op_api_ = "";
@@ -168,7 +158,7 @@ bool Waiter::brief(Ready ready) const {
     while (p != rank_ && !ready(p)) {
       const int64_t waited = common::now_ns() - start;
       if (waited >= arrive_ns_) return false;
-      if (!spin_or_yield(waited)) sched_yield();  // yields past yield_ns_ too: the wait is brief
+      if (!spin_or_yield(waited)) sched_yield();  // yields past the window too: the wait is brief
     }
   }
   return true;
