@@ -38,8 +38,13 @@ PROGRAM = """
         s.synchronize()
         assert (every == np.repeat(np.arange(1, n + 1), block)).all()
         assert (part == n * rank + n * (n - 1) / 2).all()
-        ar, bc, ag, rs = comm.flight_record()[-4:]
-        seen[size] = [ar["algorithm"], bc["algorithm"], ag["algorithm"], rs["algorithm"]]
+        total = np.empty(size // 4, np.float32)
+        comm.reduce(np.full(size // 4, rank + 1, np.float32), total, "sum", root=0, stream=s)
+        s.synchronize()
+        assert rank != 0 or (total == n * (n + 1) / 2).all()
+        ar, bc, ag, rs, rd = comm.flight_record()[-5:]
+        seen[size] = [ar["algorithm"], bc["algorithm"], ag["algorithm"], rs["algorithm"],
+                      rd["algorithm"]]
     print("SEEN", json.dumps(seen), flush=True)
     comm.destroy()
 """
@@ -62,15 +67,18 @@ def test_choices_follow_the_cost_model(tmp_path):
         pytest.skip("starts its own processes, from the first rank")
     two_by_two = choices(tmp_path / "2x2", [0, 0, 1, 1])
     assert [two_by_two[s][0] for s in (8, 64 << 10, 4 << 20)] == ["flat", "leader", "hier"], two_by_two
+    # Reduce: flat while n - L buffers over the root host's link cost no more than the
+    # tree's H - 1 and its step inside the host
+    assert [two_by_two[s][4] for s in (8, 64 << 10)] == ["flat", "tree"], two_by_two
     four_by_one = choices(tmp_path / "4x1", [0, 1, 2, 3])
     assert four_by_one[8][1] == "hosts:star", four_by_one
     assert four_by_one[64 << 10][1] == "hosts:chain", four_by_one
     # AllGather and ReduceScatter: one leader per host while its copies cost less than
     # the ring's extra steps, then the pipelined ring of hosts
-    assert [four_by_one[s][2:] for s in (8, 64 << 10, 4 << 20)] == [
+    assert [four_by_one[s][2:4] for s in (8, 64 << 10, 4 << 20)] == [
         ["leader"] * 2, ["leader"] * 2, ["hier"] * 2], four_by_one
     uneven = choices(tmp_path / "3+1", [0, 0, 0, 1])
-    assert [uneven[s][2:] for s in (8, 4 << 20)] == [["leader"] * 2, ["ring"] * 2], uneven
+    assert [uneven[s][2:4] for s in (8, 4 << 20)] == [["leader"] * 2, ["ring"] * 2], uneven
 
 
 SET_UP = """

@@ -48,6 +48,16 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
   return std::min_element(c.begin(), c.end(), [](const Choice &a, const Choice &b) { return a.t < b.t; })->algo;
 }
 
+// Reduce across hosts: flat (every rank sends the root its buffer: n - L
+// buffers over the root host's link) against the tree (one per other host,
+// after a step inside each host).
+bool flat_reduce_across_hosts(const Ctx &x, size_t bytes) {
+  const LinkCost &net = x.comm.tuning.net;
+  const double S = static_cast<double>(bytes), H = x.topo.nhosts();
+  const double here = static_cast<double>(x.topo.hosts[x.topo.host_of[x.root]].size());
+  return net.time(1, (x.n - here) * S) <= net.time(1, (H - 1) * S) + kShm.time(1, S);
+}
+
 }  // namespace
 
 bool star_across_hosts(const Ctx &x, size_t bytes) {
@@ -75,7 +85,8 @@ Algo select_algo(const Ctx &x, size_t bytes) {
   }
   // The spec's candidates, cheapest first for the size.
   if (multi && s.has(Algo::kLeader)) return cheapest_across_hosts(x, static_cast<double>(bytes), hier_ok);
-  if (s.has(Algo::kFlat) && bytes <= t.flat_bytes) return Algo::kFlat;
+  if (s.has(Algo::kFlat) && bytes <= t.flat_bytes && (!multi || flat_reduce_across_hosts(x, bytes)))
+    return Algo::kFlat;
   if (s.has(Algo::kDirect) && direct_ok && bytes >= t.single_copy_min) return Algo::kDirect;
   if (s.has(Algo::kTree)) return Algo::kTree;
   if (s.has(Algo::kHier) && hier_ok) return Algo::kHier;
