@@ -20,161 +20,157 @@
 namespace hccl {
 namespace {
 
-// Where each host's blocks sit when packed host by host (rank order within).
-std::vector<size_t> host_offsets(const Topology &t, size_t block) {
-  std::vector<size_t> off(t.nhosts() + 1, 0);
-  for (int k = 0; k < t.nhosts(); ++k) off[k + 1] = off[k] + t.hosts[k].size() * block;
-  return off;
+// This rank's host as the leader algorithms see it; the leader is its lowest rank.
+struct Hosts {
+  explicit Hosts(const Ctx &x)
+      : t(x.topo), H(t.nhosts()), h(t.host_of[x.me]), local(t.hosts[h]),
+        L(static_cast<int>(local.size())), leading(x.me == local[0]) {}
+  int leader(int k) const { return t.hosts[k][0]; }
+  // Where each host's blocks sit when packed host by host (rank order within).
+  std::vector<size_t> offsets(size_t block) const {
+    std::vector<size_t> off(H + 1, 0);
+    for (int k = 0; k < H; ++k) off[k + 1] = off[k] + t.hosts[k].size() * block;
+    return off;
+  }
+  const Topology &t;
+  const int H, h;
+  const std::vector<int> &local;
+  const int L;
+  const bool leading;
+};
+
+// Not a leader: all this rank does is send `mine` to its leader and get the result back.
+HcclResult via_leader(Ctx &x, const Hosts &g, const void *mine, size_t mine_bytes, void *result,
+                      size_t result_bytes) {
+  Batch b(x);
+  b.send(g.local[0], mine, mine_bytes);
+  b.recv(g.local[0], result, result_bytes);
+  return b.run();
+}
+
+// The leader: receives `bytes` from local rank j (j >= 1) at `at(j)`.
+template <typename At>
+HcclResult gather_host(Ctx &x, const Hosts &g, size_t bytes, At at) {
+  if (g.L == 1) return HCCL_SUCCESS;
+  Batch b(x);
+  for (int j = 1; j < g.L; ++j) b.recv(g.local[j], at(j), bytes);
+  return b.run();
+}
+
+// A range of bytes to send, or to receive into.
+template <typename T>
+struct Range {
+  T *p;
+  size_t n;
+};
+
+// The one network step: to the leader of every other host k, the bytes
+// `out(k)` says, and from it into `in(k)`.
+template <typename Out, typename In>
+HcclResult exchange_leaders(Ctx &x, const Hosts &g, Out out, In in) {
+  Batch b(x);
+  for (int k = 0; k < g.H; ++k)
+    if (k != g.h) {
+      const Range<const char> o = out(k);
+      const Range<char> i = in(k);
+      b.send(g.leader(k), o.p, o.n);
+      b.recv(g.leader(k), i.p, i.n);
+    }
+  return b.run();
+}
+
+// The leader: sends local rank j (j >= 1) `bytes` from `at(j)`.
+template <typename At>
+HcclResult hand_out(Ctx &x, const Hosts &g, size_t bytes, At at) {
+  if (g.L == 1) return HCCL_SUCCESS;
+  Batch b(x);
+  for (int j = 1; j < g.L; ++j) b.send(g.local[j], at(j), bytes);
+  return b.run();
 }
 
 HcclResult leader_all_reduce(Ctx &x) {
+  const Hosts g(x);
   const char *in = x.in;
   char *out = x.out;
-  const size_t count = x.count;
-  const size_t bytes = count * x.es;
-  const Topology &t = x.topo;
-  const int H = t.nhosts(), h = t.host_of[x.me];
-  const std::vector<int> &local = t.hosts[h];
-  const int L = static_cast<int>(local.size());
-  const int leader = local[0];
-  if (x.me != leader) {  // to the leader, and the result back
-    Batch b(x);
-    b.send(leader, in, bytes);
-    b.recv(leader, out, bytes);
-    return b.run();
-  }
+  const size_t bytes = x.count * x.es;
+  if (!g.leading) return via_leader(x, g, in, bytes, out, bytes);
   // This host's partial sum, into out (the kernels allow out == in).
-  char *scratch = x.comm.scratch(0, bytes * static_cast<size_t>(L > H ? L : H));
-  std::vector<const void *> srcs;
-  if (L > 1) {
-    Batch b(x);
-    for (int i = 1; i < L; ++i) b.recv(local[i], scratch + (i - 1) * bytes, bytes);
-    HcclResult rc = b.run();
-    if (rc != HCCL_SUCCESS) return rc;
-    srcs.push_back(in);
-    for (int i = 1; i < L; ++i) srcs.push_back(scratch + (i - 1) * bytes);
-    reduce(x.op.dtype, x.op.op, out, srcs.data(), L, count);
-  } else if (out != in) {
+  char *scratch = x.comm.scratch(0, bytes * static_cast<size_t>(g.L > g.H ? g.L : g.H));
+  HcclResult rc = gather_host(x, g, bytes, [&](int j) { return scratch + (j - 1) * bytes; });
+  if (rc != HCCL_SUCCESS) return rc;
+  std::vector<const void *> srcs{in};
+  for (int j = 1; j < g.L; ++j) srcs.push_back(scratch + (j - 1) * bytes);
+  if (g.L > 1)
+    reduce(x.op.dtype, x.op.op, out, srcs.data(), g.L, x.count);
+  else if (out != in)
     std::memcpy(out, in, bytes);
-  }
-  // The leaders' exchange: every partial to every leader, reduced in host order.
-  {
-    Batch b(x);
-    for (int k = 0; k < H; ++k)
-      if (k != h) {
-        b.send(t.hosts[k][0], out, bytes);
-        b.recv(t.hosts[k][0], scratch + k * bytes, bytes);
-      }
-    HcclResult rc = b.run();
-    if (rc != HCCL_SUCCESS) return rc;
-  }
+  // Every partial to every leader, reduced in host order.
+  rc = exchange_leaders(
+      x, g, [&](int) { return Range<const char>{out, bytes}; },
+      [&](int k) { return Range<char>{scratch + k * bytes, bytes}; });
+  if (rc != HCCL_SUCCESS) return rc;
   srcs.clear();
-  for (int k = 0; k < H; ++k) srcs.push_back(k == h ? out : scratch + k * bytes);
-  reduce(x.op.dtype, x.op.op, out, srcs.data(), H, count);
-  if (L == 1) return HCCL_SUCCESS;
-  Batch b(x);
-  for (int i = 1; i < L; ++i) b.send(local[i], out, bytes);
-  return b.run();
+  for (int k = 0; k < g.H; ++k) srcs.push_back(k == g.h ? out : scratch + k * bytes);
+  reduce(x.op.dtype, x.op.op, out, srcs.data(), g.H, x.count);
+  return hand_out(x, g, bytes, [&](int) { return out; });
 }
 
 HcclResult leader_all_gather(Ctx &x) {
+  const Hosts g(x);
   const size_t B = x.count * x.es;
-  const Topology &t = x.topo;
-  const int H = t.nhosts(), h = t.host_of[x.me];
-  const std::vector<int> &local = t.hosts[h];
-  const int L = static_cast<int>(local.size());
   const size_t S = B * static_cast<size_t>(x.n);
   char *out = x.out;
-  if (x.me != local[0]) {  // my block to the leader, everything back
-    Batch b(x);
-    b.send(local[0], x.in, B);
-    b.recv(local[0], out, S);
-    return b.run();
-  }
+  if (!g.leading) return via_leader(x, g, x.in, B, out, S);
   if (out + x.me * B != x.in) std::memcpy(out + x.me * B, x.in, B);
-  if (L > 1) {
-    Batch b(x);
-    for (int j = 1; j < L; ++j) b.recv(local[j], out + local[j] * B, B);
-    HcclResult rc = b.run();
-    if (rc != HCCL_SUCCESS) return rc;
-  }
+  HcclResult rc = gather_host(x, g, B, [&](int j) { return out + g.local[j] * B; });
+  if (rc != HCCL_SUCCESS) return rc;
   // Host by host in one buffer: this host's blocks go out in one message per leader.
-  const std::vector<size_t> off = host_offsets(t, B);
+  const std::vector<size_t> off = g.offsets(B);
   char *pack = x.comm.scratch(0, S);
-  for (int j = 0; j < L; ++j) std::memcpy(pack + off[h] + j * B, out + local[j] * B, B);
-  {
-    Batch b(x);
-    for (int k = 0; k < H; ++k)
-      if (k != h) {
-        b.send(t.hosts[k][0], pack + off[h], off[h + 1] - off[h]);
-        b.recv(t.hosts[k][0], pack + off[k], off[k + 1] - off[k]);
-      }
-    HcclResult rc = b.run();
-    if (rc != HCCL_SUCCESS) return rc;
-  }
-  for (int k = 0; k < H; ++k)
-    if (k != h)
-      for (size_t j = 0; j < t.hosts[k].size(); ++j) std::memcpy(out + t.hosts[k][j] * B, pack + off[k] + j * B, B);
-  if (L == 1) return HCCL_SUCCESS;
-  Batch b(x);
-  for (int j = 1; j < L; ++j) b.send(local[j], out, S);
-  return b.run();
+  auto host_part = [&](int k) { return Range<char>{pack + off[k], off[k + 1] - off[k]}; };
+  for (int j = 0; j < g.L; ++j) std::memcpy(pack + off[g.h] + j * B, out + g.local[j] * B, B);
+  rc = exchange_leaders(
+      x, g, [&](int) { return Range<const char>{pack + off[g.h], off[g.h + 1] - off[g.h]}; }, host_part);
+  if (rc != HCCL_SUCCESS) return rc;
+  for (int k = 0; k < g.H; ++k)
+    for (size_t j = 0; k != g.h && j < g.t.hosts[k].size(); ++j)
+      std::memcpy(out + g.t.hosts[k][j] * B, pack + off[k] + j * B, B);
+  return hand_out(x, g, S, [&](int) { return out; });
 }
 
 HcclResult leader_reduce_scatter(Ctx &x) {
+  const Hosts g(x);
   const size_t B = x.count * x.es;
-  const Topology &t = x.topo;
-  const int H = t.nhosts(), h = t.host_of[x.me];
-  const std::vector<int> &local = t.hosts[h];
-  const int L = static_cast<int>(local.size());
   const size_t S = B * static_cast<size_t>(x.n);
-  if (x.me != local[0]) {  // my whole input to the leader, my block back
-    Batch b(x);
-    b.send(local[0], x.in, S);
-    b.recv(local[0], x.out, B);
-    return b.run();
-  }
+  if (!g.leading) return via_leader(x, g, x.in, S, x.out, B);
   // Scratch: the local peers' inputs, this host's partial sums packed host by
   // host, and what the other leaders send for this host's blocks (slot h: the result).
-  const std::vector<size_t> off = host_offsets(t, B);
-  const size_t mine = off[h + 1] - off[h];
-  char *inputs = x.comm.scratch(0, (L - 1) * S + S + H * mine);
-  char *pack = inputs + (L - 1) * S;
+  const std::vector<size_t> off = g.offsets(B);
+  const size_t mine = off[g.h + 1] - off[g.h];
+  char *inputs = x.comm.scratch(0, (g.L - 1) * S + S + g.H * mine);
+  char *pack = inputs + (g.L - 1) * S;
   char *got = pack + S;
+  HcclResult rc = gather_host(x, g, S, [&](int j) { return inputs + (j - 1) * S; });
+  if (rc != HCCL_SUCCESS) return rc;
   std::vector<const void *> srcs{x.in};
-  if (L > 1) {
-    Batch b(x);
-    for (int j = 1; j < L; ++j) b.recv(local[j], inputs + (j - 1) * S, S);
-    HcclResult rc = b.run();
-    if (rc != HCCL_SUCCESS) return rc;
-    for (int j = 1; j < L; ++j) srcs.push_back(inputs + (j - 1) * S);
-  }
+  for (int j = 1; j < g.L; ++j) srcs.push_back(inputs + (j - 1) * S);
   // This host's sums, block by block, packed host by host (in local order).
-  for (int k = 0; k < H; ++k)
-    for (size_t j = 0; j < t.hosts[k].size(); ++j) {
-      std::vector<const void *> at;
-      for (const void *p : srcs) at.push_back(static_cast<const char *>(p) + t.hosts[k][j] * B);
-      reduce(x.op.dtype, x.op.op, pack + off[k] + j * B, at.data(), L, x.count);
+  std::vector<const void *> at(srcs.size());
+  for (int k = 0; k < g.H; ++k)
+    for (size_t j = 0; j < g.t.hosts[k].size(); ++j) {
+      for (size_t i = 0; i < srcs.size(); ++i) at[i] = static_cast<const char *>(srcs[i]) + g.t.hosts[k][j] * B;
+      reduce(x.op.dtype, x.op.op, pack + off[k] + j * B, at.data(), g.L, x.count);
     }
-  {
-    Batch b(x);
-    for (int k = 0; k < H; ++k)
-      if (k != h) {
-        b.send(t.hosts[k][0], pack + off[k], off[k + 1] - off[k]);
-        b.recv(t.hosts[k][0], got + k * mine, mine);
-      }
-    HcclResult rc = b.run();
-    if (rc != HCCL_SUCCESS) return rc;
-  }
+  rc = exchange_leaders(
+      x, g, [&](int k) { return Range<const char>{pack + off[k], off[k + 1] - off[k]}; },
+      [&](int k) { return Range<char>{got + k * mine, mine}; });
+  if (rc != HCCL_SUCCESS) return rc;
   std::vector<const void *> hosts;
-  for (int k = 0; k < H; ++k) hosts.push_back(k == h ? pack + off[h] : got + k * mine);
-  char *result = got + h * mine;
-  reduce(x.op.dtype, x.op.op, result, hosts.data(), H, x.count * static_cast<size_t>(L));
+  for (int k = 0; k < g.H; ++k) hosts.push_back(k == g.h ? pack + off[g.h] : got + k * mine);
+  char *result = got + g.h * mine;
+  reduce(x.op.dtype, x.op.op, result, hosts.data(), g.H, x.count * static_cast<size_t>(g.L));
   std::memcpy(x.out, result, B);
-  if (L == 1) return HCCL_SUCCESS;
-  Batch b(x);
-  for (int j = 1; j < L; ++j) b.send(local[j], result + j * B, B);
-  return b.run();
+  return hand_out(x, g, B, [&](int j) { return result + j * B; });
 }
 
 }  // namespace
