@@ -102,6 +102,11 @@ def bound_factor(op, hosts, ranks):
     return 1.0  # broadcast: S crosses each link
 
 
+def bound_gbs(op, hosts, ranks, bytes_per_s):
+    """The most busbw (GB/s) a host link carrying `bytes_per_s` each way allows `op`."""
+    return bytes_per_s / 1e9 * bound_factor(op, hosts, ranks)
+
+
 def run_bench(cluster, layout, op, args, mpiexec, label, tmp):
     out = Path(tmp) / f"{label}-{op}.json"
     # Open MPI's ranks run the Python beside its mpirun (a venv with mpi4py built for it)
@@ -123,8 +128,7 @@ def run_bench(cluster, layout, op, args, mpiexec, label, tmp):
 
 
 def report(data, op, label, hosts, ranks, link_bps, tcp_bps):
-    factor = bound_factor(op, hosts, ranks)
-    nominal, measured = link_bps / 8 / 1e9 * factor, tcp_bps / 1e9 * factor
+    nominal, measured = bound_gbs(op, hosts, ranks, link_bps / 8), bound_gbs(op, hosts, ranks, tcp_bps)
     print(f"\n## {op}, {label} ({data['mpi_library']}), {hosts} hosts x {ranks // hosts} ranks")
     print(f"busbw bound: {nominal:.2f} GB/s from the link rate, {measured:.2f} GB/s from "
           f"what TCP carried in this run")
@@ -169,18 +173,19 @@ def main():
               f"{' + ' + opts.delay + ' delay' if opts.delay else ''}: one TCP "
               f"stream carried {tcp1 * 8 / 1e9:.2f} Gbit/s, two {tcp2 * 8 / 1e9:.2f} Gbit/s")
         runs = [("MPICH", None)] + ([("Open MPI", opts.openmpi)] if opts.openmpi else [])
+        by_mpi = {}
         for label, mpiexec in runs:
-            results = {}
+            results = by_mpi[label] = {}
             for op in opts.ops.split(","):
                 data = run_bench(cluster, opts.layout, op, opts, mpiexec, label, tmp)
                 if data:
                     report(data, op, label, hosts, ranks, link, max(tcp1, tcp2))
                     results[op] = data["rows"]
             summary(results, label, opts.layout, hosts, ranks, link)
-            if opts.json:
-                Path(opts.json).write_text(json.dumps(
-                    {"layout": opts.layout, "rate": opts.rate, "mpi": label, "tcp_bps": [tcp1, tcp2],
-                     "results": results}, indent=1))
+        if opts.json:  # every MPI's rows, by collective
+            Path(opts.json).write_text(json.dumps(
+                {"layout": opts.layout, "rate": opts.rate, "tcp_bps": [tcp1, tcp2], "results": by_mpi},
+                indent=1))
     return 0
 
 
@@ -201,7 +206,7 @@ def summary(results, label, layout, hosts, ranks, link_bps):
             if row is None or row.get("ratio") is None:
                 cells.append("")
                 continue
-            bound = link_bps / 8 / 1e9 * bound_factor(op, hosts, ranks)
+            bound = bound_gbs(op, hosts, ranks, link_bps / 8)
             cells.append(f"{row['ratio']:.2f} ({100 * row['busbw'] / bound:.0f}%)")
         print(f"| {size:,} | " + " | ".join(cells) + " |")
 

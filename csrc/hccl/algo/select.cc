@@ -26,7 +26,7 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
     double t;
   };
   std::vector<Choice> c;
-  const bool leader_ok = x.topo.nhosts() <= kFlatRanks;
+  const bool leader_ok = H <= kFlatRanks;
   if (x.spec.kind == OpKind::kAllReduce) {
     if (x.n <= kFlatRanks) c.push_back({Algo::kFlat, net.time(1, L * (n - L) * S) + kShm.time(1, (L - 1) * S)});
     if (leader_ok) c.push_back({Algo::kLeader, net.time(1, (H - 1) * S) + kShm.time(2, 2 * (L - 1) * S)});

@@ -31,7 +31,7 @@ class Prober {
   // Sends (or receives) `bytes` in chunks that spread over the TCP sockets.
   HcclResult move(bool send, size_t bytes, char *buf) {
     std::vector<Transfer> xs;
-    for (size_t off = 0; off < bytes || (bytes == 0 && xs.empty()); off += chunk_) {
+    for (size_t off = 0; off < bytes; off += chunk_) {
       Transfer t;
       t.kind = send ? Transfer::kSend : Transfer::kRecv;
       t.peer = peer_;

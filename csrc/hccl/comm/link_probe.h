@@ -22,9 +22,10 @@ struct LinkInfo {
 };
 constexpr uint32_t kLatencyMeasured = 1, kRateMeasured = 2;
 
-// On rank 0 and its partner across hosts: fills what `declared` leaves 0
-// (0: to be measured) by measuring it. Elsewhere: nothing. Fails (the
-// engine's error) when the partner fails or the link stalls for the exec timeout.
+// On rank 0: measures the parts `link->measured` names, with its partner
+// across hosts (which only answers). Elsewhere, or with nothing to measure:
+// nothing. Fails (the engine's error, *why) when the partner fails or the link
+// stalls for the exec timeout.
 HcclResult probe_link(Comm &c, LinkInfo *link, std::string *why);
 
 }  // namespace hccl

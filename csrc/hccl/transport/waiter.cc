@@ -153,12 +153,10 @@ HcclResult Waiter::wait(WaitFor &w, WaitError *err) {
   for (;;) {
     const uint32_t bell = hub_ ? hub_->doorbell()->value.load(std::memory_order_acquire) : 0;
     bool done = false, moved = false;
-    if ((rc = w.poll(&done, &moved, err)) != HCCL_SUCCESS || done) {
-      if (done && idle_since != 0) yield_.learn(common::now_ns() - idle_since);
-      break;
-    }
+    rc = w.poll(&done, &moved, err);
+    if ((done || moved) && idle_since != 0) yield_.learn(common::now_ns() - idle_since);
+    if (rc != HCCL_SUCCESS || done) break;
     if (moved) {
-      if (idle_since != 0) yield_.learn(common::now_ns() - idle_since);
       idle_since = 0;
       continue;
     }
