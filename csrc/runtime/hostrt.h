@@ -49,8 +49,14 @@ HOSTRT_API Stream *resolve_stream(aclrtStream stream, const char *api, aclError 
 HOSTRT_API std::shared_ptr<Stream> acquire_stream(aclrtStream stream, const char *api,
                                                   aclError *err);
 
-// Appends a task to the stream; returns at once.
-HOSTRT_API aclError enqueue(Stream *stream, Task task);
+// Appends a task to the stream; returns at once. `tag` (may be null) names
+// what the task belongs to, for next_task_tag().
+HOSTRT_API aclError enqueue(Stream *stream, Task task, const void *tag = nullptr);
+// From a running task: the tag of the task queued right after it on its
+// stream, or null when none is queued (yet) or it has none. HCCL defers a
+// check to the communicator's next operation only when that one follows at
+// once (comm/exec.cc).
+HOSTRT_API const void *next_task_tag();
 // A task the caller may run itself (see Stream::claim_idle): claim_stream is
 // true when the stream is idle, and the caller then ends the claim with
 // run_claimed (now, on this thread) or hand_over (queued first, as enqueue).

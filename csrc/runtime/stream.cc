@@ -40,14 +40,14 @@ void Stream::trace_task(const char *api, uint64_t bytes, int64_t start_ns, bool 
 }
 
 aclError Stream::push(Task task, bool always_run, const char *api,
-                      std::function<void()> finish, uint64_t bytes) {
+                      std::function<void()> finish, uint64_t bytes, const void *tag) {
   if (!task) return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: task is empty", api);
   std::unique_lock<std::mutex> lk(mu_);
   if (closing_) {
     return ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream is being destroyed", api);
   }
   queue_.push_back(Item{std::move(task), always_run, std::move(finish),
-                        bytes == kSelfTraced ? nullptr : api, bytes});
+                        bytes == kSelfTraced ? nullptr : api, bytes, tag});
   ++pushed_;
   lk.unlock();
   work_cv_.notify_one();
@@ -251,6 +251,11 @@ void Stream::close_and_join() {
     }
   }
   joined_ = true;
+}
+
+const void *Stream::next_tag() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return queue_.empty() ? nullptr : queue_.front().tag;
 }
 
 bool Stream::on_worker() const { return t_worker == this; }

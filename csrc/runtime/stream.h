@@ -35,8 +35,10 @@ struct Stream {
   // task after `api` (so a static string); kSelfTraced: the task records
   // itself (HCCL operations).
   static constexpr uint64_t kSelfTraced = UINT64_MAX;
+  // `tag`: what the task belongs to (next_tag()).
   aclError push(Task task, bool always_run, const char *api,
-                std::function<void()> finish = nullptr, uint64_t bytes = 0);
+                std::function<void()> finish = nullptr, uint64_t bytes = 0,
+                const void *tag = nullptr);
   // A marker (an event record or reset): `finish` alone, in stream order. On
   // an idle stream it runs at once on the calling thread, so recording an
   // event after work that is already done wakes no worker.
@@ -58,6 +60,8 @@ struct Stream {
   bool claim_idle();
   void run_claimed(Task task);
   void hand_over(Task task);
+  // The tag of the first queued task (not the running one), or null.
+  const void *next_tag();
   // True if no task is queued or running.
   bool idle();
   // Returns and clears the first error a task hit (ACL_SUCCESS if none); its
@@ -93,6 +97,7 @@ struct Stream {
     std::function<void()> finish;
     const char *api = nullptr;  // trace name; nullptr: not traced
     uint64_t bytes = 0;
+    const void *tag = nullptr;
   };
   void run();
   // Runs the front task (lk held on entry and on return; released meanwhile).

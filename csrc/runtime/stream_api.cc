@@ -73,10 +73,15 @@ std::shared_ptr<Stream> acquire_stream(aclrtStream stream, const char *api, aclE
   return lookup_stream(stream, api ? api : "acquire_stream", err ? err : &dummy);
 }
 
-aclError enqueue(Stream *stream, Task task) {
+aclError enqueue(Stream *stream, Task task, const void *tag) {
   if (stream == nullptr) return ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE, "enqueue: stream is NULL");
   return stream->push(std::move(task), /*always_run=*/false, "enqueue", nullptr,
-                      Stream::kSelfTraced);
+                      Stream::kSelfTraced, tag);
+}
+
+const void *next_task_tag() {
+  Stream *s = Stream::current_worker();
+  return s ? s->next_tag() : nullptr;
 }
 
 bool claim_stream(Stream *stream) { return stream != nullptr && stream->claim_idle(); }

@@ -85,14 +85,39 @@ int run_failure(HcclComm comm, aclrtStream s, int kill_mode, size_t n) {
  * messages), another root, dtype or op, HcclSend instead of the collective, or a
  * send/receive pair with other dtypes): every rank must fail quickly with
  * HCCL_E_PARA and a message that says what differs, not garbage or a hang. */
+/* A stream task that holds its stream until *flag is set: the operations
+ * queued behind it are all there when the first of them runs. */
+static void hold_stream(void *flag) {
+  while (!__atomic_load_n((volatile int *)flag, __ATOMIC_ACQUIRE)) usleep(1000);
+}
+
+/* Agreeing Broadcasts and Reduces, `n` of them, on 8 floats of y, root 1. */
+static void queue_good(HcclComm comm, aclrtStream s, float *y, int n) {
+  for (int i = 0; i < n; ++i) {
+    if (i % 2 == 0) HCCL_OK(HcclBroadcast(y, 8, HCCL_DATA_TYPE_FP32, 1, comm, s));
+    else HCCL_OK(HcclReduce(y, y + 8, 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 1, comm, s));
+  }
+}
+
 int run_mismatch(HcclComm comm, aclrtStream s, const char *what) {
   /* Big enough for counts past the boards of small collectives (16 KiB), so
    * that rank 0 and the others run different algorithms. */
-  static float x[1 << 16];
+  static float x[1 << 16], y[16];
   for (int i = 0; i < 1 << 16; ++i) x[i] = 1.0f;
   double t0 = now_s();
   int odd = g_rank == 0;
   const HcclDataType f32 = HCCL_DATA_TYPE_FP32;
+  /* q-WHAT: WHAT between agreeing rooted collectives, all queued before the
+   * first runs, so that each leaves its signature check to the next
+   * (algo/tree.cc): the difference still fails every rank. */
+  static int go;
+  const int queued = strncmp(what, "q-", 2) == 0;
+  if (queued) {
+    what += 2;
+    __atomic_store_n(&go, 0, __ATOMIC_RELEASE);
+    ACL_OK(aclrtLaunchHostFunc(s, hold_stream, &go));
+    queue_good(comm, s, y, 5);
+  }
   if (strcmp(what, "count") == 0) {
     HCCL_OK(HcclAllReduce(x, x, odd ? 10 : 20, f32, HCCL_REDUCE_SUM, comm, s));
   } else if (strcmp(what, "count0") == 0) {
@@ -122,6 +147,10 @@ int run_mismatch(HcclComm comm, aclrtStream s, const char *what) {
       return 0;
     }
   }
+  if (queued) {
+    queue_good(comm, s, y, 5);
+    __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+  }
   struct Outcome o = outcome(comm, s, t0, what);
   aclError e = o.e;
   HcclResult ae = o.async;
@@ -144,6 +173,63 @@ int run_mismatch(HcclComm comm, aclrtStream s, const char *what) {
         "%s: message: %s", what, msg);
   CHECK(now_s() - t0 < bound(5.0), "%s: detection took %.1f s", what, now_s() - t0);
   if (g_fail == 0) printf("rank %d: PASS mismatch detected\n", g_rank);
+  return g_fail != 0;
+}
+
+/* Broadcasts (or Reduces) from root 0, queued back to back, do not wait for
+ * ranks they exchange no data with: on 2x2 hosts rank 1 is a leaf of rank 0,
+ * and with the last rank late by LATE seconds, rank 1's Broadcasts but the
+ * last complete at once (its Reduces only as long as the channel to the root,
+ * which waits for the late rank, takes its messages: the first one); the last
+ * one, which nothing of the communicator follows on the stream, waits for the
+ * late rank's signature (so a synchronize still sees every rank agree). Every
+ * result is checked. */
+int run_pipeline(HcclComm comm, aclrtStream s, const char *kind) {
+  const int reduce = strcmp(kind, "reduce") == 0;
+  const int n = 20;
+  const double late = bound(2.0);
+  float *x = alloc(n * 16 * sizeof(float));
+  for (int i = 0; i < n * 16; ++i) x[i] = (float)(g_rank + 1 + i);
+  HCCL_OK(HcclBarrier(comm, s));
+  sync_ok(s, "barrier");
+  const double t0 = now_s();
+  if (g_rank == g_n - 1) usleep((useconds_t)(late * 1e6));
+  static int go;
+  __atomic_store_n(&go, 0, __ATOMIC_RELEASE);
+  ACL_OK(aclrtLaunchHostFunc(s, hold_stream, &go));
+  for (int i = 0; i < n; ++i) {
+    float *b = x + i * 16;
+    if (reduce) HCCL_OK(HcclReduce(b, b + 8, 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, comm, s));
+    else HCCL_OK(HcclBroadcast(b, 8, HCCL_DATA_TYPE_FP32, 0, comm, s));
+  }
+  __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+  sync_ok(s, kind);
+  int wrong = 0;
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < 8; ++j) {
+      float want = reduce ? (float)(g_n * (g_n + 1) / 2 + g_n * (i * 16 + j)) : (float)(1 + i * 16 + j);
+      float got = x[i * 16 + (reduce ? 8 : 0) + j];
+      if ((!reduce || g_rank == 0) && got != want) ++wrong;
+    }
+  CHECK(wrong == 0, "%s: %d wrong elements", kind, wrong);
+  if (g_rank == 1) {
+    PyhcclOpRecord rec[64];
+    uint32_t got = 0;
+    HCCL_OK(PyhcclCommGetFlightRecord(comm, rec, 64, &got));
+    CHECK(got == (uint32_t)n + 1, "%u records", got);
+    if (got == (uint32_t)n + 1) {
+      const double t0_us = t0 * 1e6;  /* now_s(): CLOCK_MONOTONIC, as the record */
+      const int early = reduce ? 1 : n - 1;  /* rec[0] is the barrier */
+      const double ended = (rec[early].endUs - t0_us) / 1e6, last = (rec[n].endUs - t0_us) / 1e6;
+      printf("rank 1: %s (%s): operation %d ended after %.3f s, the last after %.3f s (late rank: %.1f s)\n",
+             kind, rec[n].algorithm, early, ended, last, late);
+      CHECK(ended < late / 2, "%s: operation %d waited for the late rank (%.3f s)", kind, early, ended);
+      CHECK(last > late * 0.9, "%s: the last operation did not wait for the late rank (%.3f s)", kind,
+            last);
+    }
+  }
+  release(x);
+  if (g_fail == 0) printf("rank %d: PASS pipeline %s\n", g_rank, kind);
   return g_fail != 0;
 }
 

@@ -197,6 +197,11 @@ const Region *Batch::recv(int peer, void *dst, size_t bytes) {
   return add(Transfer::kRecv, peer, nullptr, static_cast<char *>(dst), bytes, Dep{});
 }
 
+void Batch::recv_header_later(int peer) {
+  add(Transfer::kRecv, peer, nullptr, nullptr, 0, Dep{});
+  xfers_.back().later = true;
+}
+
 const Region *Batch::recv_reduce(int peer, const void *src, void *dst, size_t bytes, Dep dep) {
   return add(Transfer::kRecvReduce, peer, static_cast<const char *>(src), static_cast<char *>(dst),
              bytes, dep);

@@ -72,6 +72,10 @@ class Batch {
   const Region *send(int peer, const void *src, size_t bytes, Dep dep = {});
   const Region *recv(int peer, void *dst, size_t bytes);
   const Region *recv_reduce(int peer, const void *src, void *dst, size_t bytes, Dep dep = {});
+  // A header-only receive the batch does not wait for: it completes during
+  // later batches, or when the operation ends and the next one on its
+  // stream is not of this communicator (comm/exec.cc, Engine::drain).
+  void recv_header_later(int peer);
   // Runs everything posted so far to completion; then the batch is empty.
   HcclResult run();
 
@@ -118,7 +122,9 @@ HcclResult compare_signatures(Ctx &x);
 // message (so every rank compares signatures with every other, the root
 // included): posts, for every peer, a header-only message both ways, except
 // on the root's pairs, where `root_send(b, peer)` (at the root) and
-// `from_root(b)` (elsewhere) post the data messages instead.
+// `from_root(b)` (elsewhere) post the data messages instead. Header-only
+// receives need not hold the step (Batch::recv_header_later, algo/tree.cc):
+// a rank that disagrees meets a header where it waits for data.
 template <typename RootSend, typename FromRoot>
 HcclResult rooted_exchange(Ctx &x, int root, RootSend root_send, FromRoot from_root);
 
@@ -131,7 +137,7 @@ HcclResult rooted_exchange(Ctx &x, int root, RootSend root_send, FromRoot from_r
       root_send(b, p);
     } else if (p != root) {
       b.send(p, nullptr, 0);
-      b.recv(p, nullptr, 0);
+      b.recv_header_later(p);
     }
   }
   if (x.me != root) from_root(b);

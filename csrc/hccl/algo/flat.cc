@@ -25,7 +25,7 @@ HcclResult run_flat(Ctx &x) {
               b.recv(p, all + p * bytes, bytes);
             },
             [&](Batch &b) {
-              b.recv(root, nullptr, 0);
+              b.recv_header_later(root);
               b.send(root, in, bytes);
             });
   if (rc != HCCL_SUCCESS || (root >= 0 && root != x.me)) return rc;

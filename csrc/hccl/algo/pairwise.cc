@@ -94,7 +94,7 @@ HcclResult scatter(Ctx &x) {
         x, root,
         [&](Batch &b, int p) {
           b.send(p, send + p * B, B);
-          b.recv(p, nullptr, 0);
+          b.recv_header_later(p);
         },
         [&](Batch &b) {
           b.recv(root, recv, B);
@@ -131,7 +131,7 @@ HcclResult gather(Ctx &x) {
         },
         [&](Batch &b) {
           b.send(root, send, B);
-          b.recv(root, nullptr, 0);
+          b.recv_header_later(root);
         });
   HcclResult rc = compare_signatures(x);
   if (rc != HCCL_SUCCESS) return rc;

@@ -63,15 +63,21 @@ Tree make_tree(const Ctx &x, int root, bool chain, bool chain_across) {
 // comparison rides in the tree's own step: besides the tree's data messages
 // (`from`: the peers that send this rank data, `to`: those it sends data to),
 // a header-only message goes each way between every other pair, so every rank
-// hears from every rank once, and a difference fails the step on every rank,
-// without the round trip a separate comparison costs across hosts.
+// hears from every rank once, and a difference fails every rank, without the
+// round trip a separate comparison costs across hosts.
+// The step does not wait for those headers (recv_header_later): a rank whose
+// tree messages matched has the right data, since each link agreed on the
+// operation; and one that disagrees meets a header where it waits for data,
+// so it fails and tells every rank. The headers are checked by the next
+// operation, or before anything else on the stream sees this one complete;
+// so a loop of broadcasts pipelines (the root sends and goes on) as MPI's does.
 HcclResult every_pair(Ctx &x, Batch &b, const std::vector<int> &from, const std::vector<int> &to) {
   if (x.eng.board_bytes() > 0) return compare_signatures(x);
   auto has = [](const std::vector<int> &v, int p) { return std::find(v.begin(), v.end(), p) != v.end(); };
   for (int k = 1; k < x.n; ++k) {
     const int p = (x.me + k) % x.n;
     if (!has(to, p)) b.send(p, nullptr, 0);
-    if (!has(from, p)) b.recv(p, nullptr, 0);
+    if (!has(from, p)) b.recv_header_later(p);
   }
   return HCCL_SUCCESS;
 }
@@ -97,7 +103,7 @@ HcclResult tree_broadcast(Ctx &x) {
         x, root,
         [&](Batch &b, int p) {
           b.send(p, buf, bytes);
-          b.recv(p, nullptr, 0);
+          b.recv_header_later(p);
         },
         [&](Batch &b) {
           b.recv(root, buf, bytes);

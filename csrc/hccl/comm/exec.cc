@@ -98,6 +98,21 @@ struct TicketGuard {
   }
 };
 
+// Operations whose headers may stay unchecked behind the running one.
+constexpr uint64_t kLaterOps = 32;
+
+// The headers algorithms did not wait for (Batch::recv_header_later) are
+// checked before anything else on the stream sees the operation complete: now,
+// unless this communicator's next operation follows at once on this stream
+// (it checks them as it runs), and at most kLaterOps operations back.
+HcclResult check_later(Comm &c, Ctx &x) {
+  const uint64_t seq = c.op_seq.load();  // this collective's, or the last one's (send/recv)
+  const bool next_is_ours = hostrt::next_task_tag() == &c;
+  const uint64_t upto = !next_is_ours ? seq : seq > kLaterOps ? seq - kLaterOps : 0;
+  HcclResult r = c.engine->drain(upto, &x.err);
+  return r == HCCL_SUCCESS ? r : x.failed(r);
+}
+
 aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
   bool destroyed = false;
   HcclResult prior = HCCL_SUCCESS;
@@ -134,6 +149,7 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
   c.running_seq = x.sig.seq;
   const int64_t t0 = PYHCCL_LOG_ON(common::kDebug, common::kColl) ? common::now_ns() : 0;
   HcclResult r = dispatch(x);
+  if (r == HCCL_SUCCESS) r = check_later(c, x);
   // No rank succeeds where another failed: a peer that reported a failure
   // in this collective (it may have timed out while this rank was late)
   // fails it here too.
@@ -236,7 +252,7 @@ HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream
     return HCCL_SUCCESS;
   }
   comm->flight.enqueued(guard->ticket, guard->op, common::now_ns());
-  aclError e = hostrt::enqueue(stream, std::move(task));
+  aclError e = hostrt::enqueue(stream, std::move(task), comm.get());
   if (e != ACL_SUCCESS) {
     guard->ran = true;  // never queued: undone here instead
     --comm->next_ticket;

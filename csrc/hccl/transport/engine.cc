@@ -119,9 +119,50 @@ class Engine::Batch : public WaitFor {
   std::vector<uint64_t> seen_;  // the cycle's words at the last look
 };
 
+// What drain() waits for: the kept `later` receives of collectives up to seq_.
+class Engine::Drain : public WaitFor {
+ public:
+  Drain(Engine &e, uint64_t seq) : e_(e), seq_(seq) {}
+
+  HcclResult poll(bool *done, bool *moved, WaitError *err) override {
+    for (Connection *c : e_.active_) {
+      bool m = false;
+      HcclResult rc = c->progress(&m, err);
+      if (rc != HCCL_SUCCESS) return rc;
+      *moved |= m;
+    }
+    e_.pop_later();
+    *done = blocker() < 0;
+    return HCCL_SUCCESS;
+  }
+  int blocker() const override {
+    for (int p = 0; p < e_.nranks_; ++p)
+      if (open(p)) return p;
+    return -1;
+  }
+  std::vector<int> missing() const override {
+    std::vector<int> peers;
+    for (int p = 0; p < e_.nranks_; ++p)
+      if (open(p)) peers.push_back(p);
+    return peers;
+  }
+  WaitError timed_out(int peer, std::string what) const override {
+    return WaitError::timed_out(peer, std::move(what), e_.conns[peer]->last_seen());
+  }
+  void poll_fds(std::vector<pollfd> *fds) override {
+    for (Connection *c : e_.active_) c->poll_fds(fds);
+  }
+
+ private:
+  bool open(int p) const { return !e_.later_[p].empty() && e_.later_[p].front().sig.seq <= seq_; }
+
+  Engine &e_;
+  const uint64_t seq_;
+};
+
 Engine::Engine(int rank, int nranks)
     : conns(nranks), rank_(rank), nranks_(nranks), waiter_(rank, nranks, conns, hub),
-      boards_(rank, nranks, hub, waiter_) {}
+      boards_(rank, nranks, hub, waiter_), later_(nranks) {}
 
 Engine::~Engine() {
   conns.clear();  // before the hub their shm connections point into
@@ -131,20 +172,60 @@ Engine::~Engine() {
 HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool blocking_send) {
   if (n == 0) return HCCL_SUCCESS;
   active_.clear();
+  own_.clear();
   for (size_t i = 0; i < n; ++i) {
-    Connection *c = conns[xfers[i]->peer].get();
-    c->post(xfers[i]);
+    Transfer *t = xfers[i];
+    if (t->later) {  // the batch's own copy dies with it
+      later_[t->peer].push_back(*t);
+      t = &later_[t->peer].back();
+    } else {
+      own_.push_back(t);
+    }
+    Connection *c = conns[t->peer].get();
+    c->post(t);
     if (std::find(active_.begin(), active_.end(), c) == active_.end()) active_.push_back(c);
   }
-  HcclResult rc;
-  {
-    Batch batch(*this, xfers, n, blocking_send);
+  add_later_conns();
+  HcclResult rc = HCCL_SUCCESS;
+  if (!own_.empty()) {
+    Batch batch(*this, own_.data(), own_.size(), blocking_send);
     rc = waiter_.wait(batch, err);
   }
-  if (rc != HCCL_SUCCESS)
+  if (rc != HCCL_SUCCESS) {
     for (Connection *c : active_) c->clear();
+    for (auto &q : later_) q.clear();
+  }
+  pop_later();
   active_.clear();
   return rc;
+}
+
+HcclResult Engine::drain(uint64_t seq, WaitError *err) {
+  pop_later();
+  Drain d(*this, seq);
+  if (d.blocker() < 0) return HCCL_SUCCESS;
+  active_.clear();
+  add_later_conns();
+  HcclResult rc = waiter_.wait(d, err);
+  if (rc != HCCL_SUCCESS) {
+    for (Connection *c : active_) c->clear();
+    for (auto &q : later_) q.clear();
+  }
+  active_.clear();
+  return rc;
+}
+
+void Engine::add_later_conns() {
+  for (int p = 0; p < nranks_; ++p) {
+    if (later_[p].empty()) continue;
+    Connection *c = conns[p].get();
+    if (std::find(active_.begin(), active_.end(), c) == active_.end()) active_.push_back(c);
+  }
+}
+
+void Engine::pop_later() {
+  for (auto &q : later_)
+    while (!q.empty() && q.front().complete) q.pop_front();
 }
 
 bool Engine::arrive(const OpSig &sig) {

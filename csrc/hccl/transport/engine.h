@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,7 +35,12 @@ class Engine {
   // group of sends only), which no receive of this rank can follow before
   // they complete: when they stall, a cycle of such sends among local ranks
   // is reported as a deadlock, and a timeout says that a ring needs a group.
+  // Receives marked `later` (header-only) are copied and kept here: the
+  // batch completes without them, and every later run progresses them.
   HcclResult run(Transfer *const *xfers, size_t n, WaitError *err, bool blocking_send = false);
+  // Waits until every kept `later` receive of collectives up to `seq` has
+  // completed (their headers came in and matched), or fails (*err).
+  HcclResult drain(uint64_t seq, WaitError *err);
 
   // Tells every peer, best effort, that this rank failed in collective `seq`
   // because of rank `culprit` (-1: this rank).
@@ -91,12 +97,22 @@ class Engine {
 
  private:
   class Batch;  // one run()'s wait (engine.cc)
+  class Drain;  // drain()'s wait (engine.cc)
+
+  // Connections of the kept `later` receives still open, into active_.
+  void add_later_conns();
+  // Forgets the completed kept receives at the front of each peer's queue.
+  void pop_later();
 
   const int rank_;
   const int nranks_;
   Waiter waiter_;
   shm::BoardExchange boards_;
   std::vector<Connection *> active_;  // the running batch's connections
+  std::vector<Transfer *> own_;       // the running batch's transfers, less the `later` ones
+  // The kept `later` receives, per peer in posting order (which is the order
+  // they complete in); a deque keeps the addresses their connections hold.
+  std::vector<std::deque<Transfer>> later_;
   std::vector<pollfd> fds_;           // settle()'s notice sockets
 };
 

@@ -141,6 +141,10 @@ struct Transfer {
   const Region *dep = nullptr;
   size_t dep_off = 0;
 
+  // A header-only receive that may complete after its batch (Engine::run
+  // keeps a copy; a later batch or Engine::drain completes it).
+  bool later = false;
+
   size_t done = 0;
   bool started = false;  // the header went out / came in
   bool complete = false;
