@@ -237,17 +237,18 @@ for n in (2, 4):
 # Across simulated hosts, where a Broadcast or Reduce tree compares signatures in its own
 # step (algo/tree.cc), not on boards: still every rank fails, within seconds.
 # q-: between agreeing Broadcasts and Reduces, all queued behind a held stream, each of
-# which leaves its check of the other ranks' signatures to the next (algo/tree.cc).
+# which leaves its signature check to the next (algo/ctx.h, path_check).
 for layout in ("2x2", "4x1"):
     for what in ("count", "bcastbig", "bcastroot", "reduceroot", "q-bcastroot", "q-reduceroot"):
         case("mismatch", f"{what}-hosts-{layout}", 4, what, timeout=60,
              rank_env_of=hosts_env(LAYOUTS[layout]))
 case("mismatch", "q-bcastroot-n4", 4, "q-bcastroot", timeout=60)
 
-# pipeline: queued Broadcasts (Reduces) across hosts do not wait for a late rank they
-# exchange no data with, but the last one, which a synchronize waits for, does.
+# pipeline: queued Broadcasts (Reduces) across hosts do not wait for the signature check
+# of a late rank they exchange no data with, but the last one, which a synchronize waits
+# for, does.
 for kind in ("broadcast", "reduce"):
-    case("pipeline", f"{kind}-hosts-2x2", 4, kind, timeout=60, rank_env_of=hosts_env(LAYOUTS["2x2"]))
+    case("pipeline", f"{kind}-hosts-4x1", 4, kind, timeout=60, rank_env_of=hosts_env(LAYOUTS["4x1"]))
 
 # mismatch_v: rank 0 passes another recvCounts (AllGatherV) / sendCounts (ReduceScatterV)
 # array, or one of zeros: HCCL_E_PARA on every rank within seconds.

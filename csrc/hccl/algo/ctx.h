@@ -118,29 +118,40 @@ constexpr int kFlatRanks = 16;
 // or operation is told rather than left waiting).
 HcclResult compare_signatures(Ctx &x);
 
-// Rooted collectives in one step where every pair of ranks exchanges a
-// message (so every rank compares signatures with every other, the root
-// included): posts, for every peer, a header-only message both ways, except
-// on the root's pairs, where `root_send(b, peer)` (at the root) and
-// `from_root(b)` (elsewhere) post the data messages instead. Header-only
-// receives need not hold the step (Batch::recv_header_later, algo/tree.cc):
-// a rank that disagrees meets a header where it waits for data.
+// The signature check of collectives whose data does not bring every pair
+// of ranks together (rooted ones). The ranks in host order form a path; each
+// one hears from the rank before it on the path in every such operation:
+// the data it receives from it when there is some (`from`), else a
+// header-only message (and it sends the next rank a header unless it sends
+// it data, `to`). Where ranks disagree, two neighbours on the path differ,
+// and the second one meets a message it does not expect (or with another
+// signature), fails and tells every rank; so no rank waits for data that a
+// rank that disagrees never sends. At most n - 1 headers (H - 1 between
+// hosts), where a header between every pair took n(n-1). The check does not
+// hold the step (recv_header_later): a rank whose data messages matched has
+// its result (each carries the operation's signature), and a difference
+// found later fails the operation running then, before the stream lets
+// anything see this one complete (comm/exec.cc).
+void path_check(Ctx &x, Batch &b, const std::vector<int> &from, const std::vector<int> &to);
+
+// Rooted collectives in one step: the data between the root and every other
+// rank (`root_send(b, peer)` at the root, `from_root(b)` elsewhere), which
+// flows from the root when `root_sends`, else to it; and the path check.
 template <typename RootSend, typename FromRoot>
-HcclResult rooted_exchange(Ctx &x, int root, RootSend root_send, FromRoot from_root);
+HcclResult rooted_exchange(Ctx &x, int root, bool root_sends, RootSend root_send, FromRoot from_root);
 
 template <typename RootSend, typename FromRoot>
-HcclResult rooted_exchange(Ctx &x, int root, RootSend root_send, FromRoot from_root) {
+HcclResult rooted_exchange(Ctx &x, int root, bool root_sends, RootSend root_send, FromRoot from_root) {
+  std::vector<int> others, with_root{root};
+  for (int k = 1; k < x.n; ++k) others.push_back((x.me + k) % x.n);
+  const std::vector<int> &mine = x.me == root ? others : with_root, none;
+  const bool data_in = root_sends != (x.me == root);  // this rank receives the data
   Batch b(x);
-  for (int k = 1; k < x.n; ++k) {
-    const int p = (x.me + k) % x.n;
-    if (x.me == root) {
-      root_send(b, p);
-    } else if (p != root) {
-      b.send(p, nullptr, 0);
-      b.recv_header_later(p);
-    }
-  }
-  if (x.me != root) from_root(b);
+  path_check(x, b, data_in ? mine : none, data_in ? none : mine);
+  if (x.me == root)
+    for (int p : others) root_send(b, p);
+  else
+    from_root(b);
   return b.run();
 }
 

@@ -1,9 +1,9 @@
 // Flat AllReduce and Reduce, for small messages (one step):
 //   AllReduce  every rank sends its buffer to every other and reduces all n
 //              buffers in rank order;
-//   Reduce     every rank sends its buffer to the root, which reduces; every
-//              other pair exchanges headers in the same step, so that a rank
-//              that disagrees about the root is told, on every rank.
+//   Reduce     every rank sends its buffer to the root, which reduces; the
+//              ranks check signatures along a path in the same step, so that
+//              a rank that disagrees about the root is told, on every rank.
 #include <vector>
 
 #include "hccl/algo/algorithms.h"
@@ -19,15 +19,9 @@ HcclResult run_flat(Ctx &x) {
   HcclResult rc = root < 0
       ? exchange(x, in, bytes, all)
       : rooted_exchange(
-            x, root,
-            [&](Batch &b, int p) {
-              b.send(p, nullptr, 0);
-              b.recv(p, all + p * bytes, bytes);
-            },
-            [&](Batch &b) {
-              b.recv_header_later(root);
-              b.send(root, in, bytes);
-            });
+            x, root, false,
+            [&](Batch &b, int p) { b.recv(p, all + p * bytes, bytes); },
+            [&](Batch &b) { b.send(root, in, bytes); });
   if (rc != HCCL_SUCCESS || (root >= 0 && root != x.me)) return rc;
   for (int p = 0; p < x.n; ++p) srcs[p] = p == x.me ? in : all + p * bytes;
   reduce(x.op.dtype, x.op.op, x.out, srcs.data(), x.n, x.count);

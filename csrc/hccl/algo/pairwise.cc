@@ -89,17 +89,11 @@ HcclResult scatter(Ctx &x) {
   const size_t B = x.op.count * x.es;
   if (x.me == root && B > 0 && send + root * B != recv) std::memcpy(recv, send + root * B, B);
   if (x.n == 1) return HCCL_SUCCESS;
-  if (x.n <= kFlatRanks)  // with headers between the others: every pair compares signatures
+  if (x.n <= kFlatRanks)  // one step, signatures checked along a path
     return rooted_exchange(
-        x, root,
-        [&](Batch &b, int p) {
-          b.send(p, send + p * B, B);
-          b.recv_header_later(p);
-        },
-        [&](Batch &b) {
-          b.recv(root, recv, B);
-          b.send(root, nullptr, 0);
-        });
+        x, root, true,
+        [&](Batch &b, int p) { b.send(p, send + p * B, B); },
+        [&](Batch &b) { b.recv(root, recv, B); });
   HcclResult rc = compare_signatures(x);
   if (rc != HCCL_SUCCESS) return rc;
   Batch b(x);
@@ -122,17 +116,11 @@ HcclResult gather(Ctx &x) {
   const size_t B = x.op.count * x.es;
   if (x.me == root && B > 0 && recv + root * B != send) std::memcpy(recv + root * B, send, B);
   if (x.n == 1) return HCCL_SUCCESS;
-  if (x.n <= kFlatRanks)  // with headers between the others: every pair compares signatures
+  if (x.n <= kFlatRanks)  // one step, signatures checked along a path
     return rooted_exchange(
-        x, root,
-        [&](Batch &b, int p) {
-          b.recv(p, recv + p * B, B);
-          b.send(p, nullptr, 0);
-        },
-        [&](Batch &b) {
-          b.send(root, send, B);
-          b.recv_header_later(root);
-        });
+        x, root, false,
+        [&](Batch &b, int p) { b.recv(p, recv + p * B, B); },
+        [&](Batch &b) { b.send(root, send, B); });
   HcclResult rc = compare_signatures(x);
   if (rc != HCCL_SUCCESS) return rc;
   Batch b(x);

@@ -57,31 +57,6 @@ Tree make_tree(const Ctx &x, int root, bool chain, bool chain_across) {
   return t;
 }
 
-// A tree does not bring every pair of ranks together, and a rank that
-// disagrees (about the root, say) would wait for a parent that never sends.
-// On one host the boards compare signatures first (cheap); elsewhere the
-// comparison rides in the tree's own step: besides the tree's data messages
-// (`from`: the peers that send this rank data, `to`: those it sends data to),
-// a header-only message goes each way between every other pair, so every rank
-// hears from every rank once, and a difference fails every rank, without the
-// round trip a separate comparison costs across hosts.
-// The step does not wait for those headers (recv_header_later): a rank whose
-// tree messages matched has the right data, since each link agreed on the
-// operation; and one that disagrees meets a header where it waits for data,
-// so it fails and tells every rank. The headers are checked by the next
-// operation, or before anything else on the stream sees this one complete;
-// so a loop of broadcasts pipelines (the root sends and goes on) as MPI's does.
-HcclResult every_pair(Ctx &x, Batch &b, const std::vector<int> &from, const std::vector<int> &to) {
-  if (x.eng.board_bytes() > 0) return compare_signatures(x);
-  auto has = [](const std::vector<int> &v, int p) { return std::find(v.begin(), v.end(), p) != v.end(); };
-  for (int k = 1; k < x.n; ++k) {
-    const int p = (x.me + k) % x.n;
-    if (!has(to, p)) b.send(p, nullptr, 0);
-    if (!has(from, p)) b.recv_header_later(p);
-  }
-  return HCCL_SUCCESS;
-}
-
 // Between the heads of the hosts: a chain for large messages, as within a
 // host, and across hosts also where the cost model prefers it to a star.
 bool chain_across_hosts(const Ctx &x, size_t bytes) {
@@ -98,21 +73,14 @@ HcclResult tree_broadcast(Ctx &x) {
   const bool chain_across = chain_across_hosts(x, bytes);
   x.algo = chain ? "chain" : !across ? (x.n <= kFlatRanks ? "flat" : "star")
                  : chain_across ? "hosts:chain" : "hosts:star";
-  if (!chain && !across && x.n <= kFlatRanks)  // one step, every pair compares signatures
+  if (!chain && !across && x.n <= kFlatRanks)  // one step
     return rooted_exchange(
-        x, root,
-        [&](Batch &b, int p) {
-          b.send(p, buf, bytes);
-          b.recv_header_later(p);
-        },
-        [&](Batch &b) {
-          b.recv(root, buf, bytes);
-          b.send(root, nullptr, 0);
-        });
+        x, root, true, [&](Batch &b, int p) { b.send(p, buf, bytes); },
+        [&](Batch &b) { b.recv(root, buf, bytes); });
   Tree t = make_tree(x, root, chain, chain_across);
   Batch b(x);
-  HcclResult rc = every_pair(x, b, {t.parent}, t.children);
-  if (rc != HCCL_SUCCESS) return rc;
+  // A rank that disagrees (about the root, say) would wait for a parent that never sends.
+  path_check(x, b, {t.parent}, t.children);
   Dep got;
   if (t.parent >= 0) got.region = b.recv(t.parent, buf, bytes);
   for (int c : t.children) b.send(c, buf, bytes, got);  // forwarded as it arrives
@@ -127,8 +95,7 @@ HcclResult tree_reduce(Ctx &x) {
   Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min, chain_across_hosts(x, bytes));
   char *acc = x.me == root ? out : t.children.empty() ? nullptr : x.comm.scratch(0, bytes);
   Batch b(x);
-  HcclResult rc = every_pair(x, b, t.children, {t.parent});
-  if (rc != HCCL_SUCCESS) return rc;
+  path_check(x, b, t.children, {t.parent});
   Dep sum;  // in op child 0 op child 1 ..., in that order
   for (size_t i = 0; i < t.children.size(); ++i)
     sum.region = b.recv_reduce(t.children[i], i == 0 ? in : acc, acc, bytes, sum);
