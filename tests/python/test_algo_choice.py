@@ -73,6 +73,9 @@ def test_choices_follow_the_cost_model(tmp_path):
     four_by_one = choices(tmp_path / "4x1", [0, 1, 2, 3])
     assert four_by_one[8][1] == "hosts:star", four_by_one
     assert four_by_one[64 << 10][1] == "hosts:chain", four_by_one
+    # Reduce: against the tree's chain between hosts (one buffer per link), not only its
+    # star (H - 1 buffers over the root's link, as flat's n - L)
+    assert [four_by_one[s][4] for s in (8, 64 << 10)] == ["flat", "tree"], four_by_one
     # AllGather and ReduceScatter: one leader per host while its copies cost less than
     # the ring's extra steps, then the pipelined ring of hosts
     assert [four_by_one[s][2:4] for s in (8, 64 << 10, 4 << 20)] == [

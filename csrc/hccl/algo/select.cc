@@ -48,22 +48,26 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
   return std::min_element(c.begin(), c.end(), [](const Choice &a, const Choice &b) { return a.t < b.t; })->algo;
 }
 
+// A tree between the hosts: a star (one step; H - 1 buffers over the root
+// host's link) or a chain (H - 1 steps, each link one buffer, streamed).
+double star_time(const Ctx &x, double S) { return x.comm.tuning.net.time(1, (x.topo.nhosts() - 1) * S); }
+double chain_time(const Ctx &x, double S) { return x.comm.tuning.net.time(x.topo.nhosts() - 1, S); }
+
 // Reduce across hosts: flat (every rank sends the root its buffer: n - L
-// buffers over the root host's link) against the tree (one per other host,
-// after a step inside each host).
+// buffers over the root host's link) against the tree (a step inside each
+// host, then the star or chain between hosts).
 bool flat_reduce_across_hosts(const Ctx &x, size_t bytes) {
-  const LinkCost &net = x.comm.tuning.net;
-  const double S = static_cast<double>(bytes), H = x.topo.nhosts();
+  const double S = static_cast<double>(bytes);
   const double here = static_cast<double>(x.topo.hosts[x.topo.host_of[x.root]].size());
-  return net.time(1, (x.n - here) * S) <= net.time(1, (H - 1) * S) + kShm.time(1, S);
+  return x.comm.tuning.net.time(1, (x.n - here) * S) <=
+         std::min(star_time(x, S), chain_time(x, S)) + kShm.time(1, S);
 }
 
 }  // namespace
 
 bool star_across_hosts(const Ctx &x, size_t bytes) {
-  const LinkCost &net = x.comm.tuning.net;
-  const double H = x.topo.nhosts(), S = static_cast<double>(bytes);
-  return net.time(1, (H - 1) * S) <= net.time(H - 1, S);
+  const double S = static_cast<double>(bytes);
+  return star_time(x, S) <= chain_time(x, S);
 }
 
 Algo select_algo(const Ctx &x, size_t bytes) {
