@@ -47,6 +47,7 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_CHAIN_BYTES", "256K", "Broadcast/Reduce from this size use a pipelined chain"),
     ("PYHCCL_NET_LATENCY_US", "measured", "latency between hosts, for the algorithm cost model"),
     ("PYHCCL_NET_MBITS", "measured", "a host link's Mbit/s, for the algorithm cost model"),
+    ("PYHCCL_NET_MESSAGE_US", "measured", "a rank's time per message between hosts, for the cost model"),
     ("PYHCCL_ALGO", "unset", "forces an algorithm per collective (coll:algo[,coll:algo])"),
     ("PYHCCL_TRANSPORT", "auto", "tcp: every pair of ranks uses TCP, even on one host"),
     ("PYHCCL_SOCKETS_PER_PEER", "2", "TCP data sockets per pair of ranks on different hosts"),

@@ -1,6 +1,7 @@
 """The algorithm choice across hosts follows the cost model (csrc/hccl/algo/select.cc,
-docs/TRANSPORT.md): with the link declared at 1 Gbit/s, a small AllReduce goes flat, a
-medium one through one leader per host, a large one hierarchically; a Broadcast never
+docs/TRANSPORT.md): with the link declared at 1 Gbit/s, a small AllReduce goes flat (through
+the leaders where each message costs a rank much), a medium one through one leader per
+host, a large one hierarchically; a Broadcast never
 fans out from the root to every rank of another host; what rank 0 does not declare of the
 link is measured at set-up. Hosts simulated by host tags on this machine (TCP between
 them)."""
@@ -50,11 +51,11 @@ PROGRAM = """
 """
 
 
-def choices(tmp_path, hosts):
+def choices(tmp_path, hosts, message_us=1):
     tmp_path.mkdir()
     outs = run_ranks(tmp_path, PROGRAM, len(hosts),
                      env={"PYHCCL_NET_MBITS": "1000", "PYHCCL_NET_LATENCY_US": "50",
-                          "NRANKS": str(len(hosts))},
+                          "PYHCCL_NET_MESSAGE_US": str(message_us), "NRANKS": str(len(hosts))},
                      rank_env={r: {"PYHCCL_HOST_TAG": f"h{h}"} for r, h in enumerate(hosts)})
     line = [ln for ln in outs[0].splitlines() if ln.startswith("SEEN ")]
     assert line, outs
@@ -82,6 +83,10 @@ def test_choices_follow_the_cost_model(tmp_path):
         ["leader"] * 2, ["leader"] * 2, ["hier"] * 2], four_by_one
     uneven = choices(tmp_path / "3+1", [0, 0, 0, 1])
     assert [uneven[s][2:4] for s in (8, 4 << 20)] == [["leader"] * 2, ["ring"] * 2], uneven
+    # Where each message between hosts costs a rank 20 us, a small AllReduce on 2x2 goes
+    # through the leaders (one message each way) rather than flat (two per rank)
+    costly = choices(tmp_path / "2x2-20us", [0, 0, 1, 1], message_us=20)
+    assert costly[8][0] == "leader", costly
 
 
 SET_UP = """
@@ -89,7 +94,8 @@ SET_UP = """
     comm = pyhccl.Comm(2, root_info(path, rank), rank)
     comm.destroy()
 """
-LINK = re.compile(r"link between hosts: ([\d.]+) us \((\w+)[^)]*\), ([\d.]+) Gbit/s \((\w+)")
+LINK = re.compile(r"link between hosts: ([\d.]+) us \((\w+)[^)]*\), ([\d.]+) Gbit/s \((\w+)[^)]*\), "
+                  r"([\d.]+) us per message \((\w+)")
 
 
 def link_line(tmp_path, env, hosts=("h0", "h1")):
@@ -100,24 +106,29 @@ def link_line(tmp_path, env, hosts=("h0", "h1")):
     found = [LINK.search(out) for out in outs]
     assert all(found), outs
     assert len({m.groups() for m in found}) == 1, outs  # every rank took rank 0's
-    lat, lat_how, rate, rate_how = found[0].groups()
-    return float(lat), lat_how, float(rate), rate_how
+    lat, lat_how, rate, rate_how, msg, msg_how = found[0].groups()
+    return float(lat), lat_how, float(rate), rate_how, float(msg), msg_how
 
 
 @pytest.mark.timeout(120)
 def test_the_link_is_measured_unless_declared(tmp_path):
-    """Across hosts, rank 0 and its partner time ping-pongs and a burst at set-up; a
-    value rank 0 declares is taken as it is (here loopback TCP: fast, and far from the
-    declared 3 Gbit/s and 777 us); on one host nothing is measured."""
+    """Across hosts, rank 0 and its partner time ping-pongs, a burst and a run of small
+    messages at set-up; a value rank 0 declares is taken as it is (here loopback TCP: fast,
+    and far from the declared 3 Gbit/s, 777 us and 123 us per message); on one host nothing
+    is measured."""
     if not OWN_JOBS_HERE:
         pytest.skip("starts its own processes, from the first rank")
-    lat, lat_how, rate, rate_how = link_line(tmp_path / "measured", {})
-    assert (lat_how, rate_how) == ("measured", "measured")
-    assert 1 <= lat < 100000 and rate > 0.05, (lat, rate)
-    lat, lat_how, rate, rate_how = link_line(tmp_path / "rate", {"PYHCCL_NET_MBITS": "3000"})
-    assert (lat_how, rate_how, rate) == ("measured", "declared", 3.0)
-    lat, lat_how, rate, rate_how = link_line(tmp_path / "both", {"PYHCCL_NET_MBITS": "3000",
-                                                                "PYHCCL_NET_LATENCY_US": "777"})
-    assert (lat, lat_how, rate, rate_how) == (777, "declared", 3.0, "declared")
-    lat, lat_how, rate, rate_how = link_line(tmp_path / "one", {}, hosts=("h0", "h0"))
-    assert (lat_how, rate_how) == ("default", "default")
+    lat, lat_how, rate, rate_how, msg, msg_how = link_line(tmp_path / "measured", {})
+    assert (lat_how, rate_how, msg_how) == ("measured", "measured", "measured")
+    assert 1 <= lat < 100000 and rate > 0.05 and 0 < msg < 100000, (lat, rate, msg)
+    lat, lat_how, rate, rate_how, msg, msg_how = link_line(tmp_path / "rate",
+                                                           {"PYHCCL_NET_MBITS": "3000"})
+    assert (lat_how, rate_how, rate, msg_how) == ("measured", "declared", 3.0, "measured")
+    lat, lat_how, rate, rate_how, msg, msg_how = link_line(
+        tmp_path / "all", {"PYHCCL_NET_MBITS": "3000", "PYHCCL_NET_LATENCY_US": "777",
+                           "PYHCCL_NET_MESSAGE_US": "123"})
+    assert (lat, lat_how, rate, rate_how, msg, msg_how) == (777, "declared", 3.0, "declared",
+                                                            123, "declared")
+    lat, lat_how, rate, rate_how, msg, msg_how = link_line(tmp_path / "one", {},
+                                                           hosts=("h0", "h0"))
+    assert (lat_how, rate_how, msg_how) == ("default", "default", "default")

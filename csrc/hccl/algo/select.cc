@@ -27,23 +27,30 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
   };
   std::vector<Choice> c;
   const bool leader_ok = H <= kFlatRanks;
+  // What the busiest rank spends on the messages between hosts it sends and
+  // receives: `m` of them each way.
+  const double o = x.comm.tuning.net_message;
+  auto msgs = [o](double m) { return 2 * m * o; };
   if (x.spec.kind == OpKind::kAllReduce) {
-    if (x.n <= kFlatRanks) c.push_back({Algo::kFlat, net.time(1, L * (n - L) * S) + kShm.time(1, (L - 1) * S)});
-    if (leader_ok) c.push_back({Algo::kLeader, net.time(1, (H - 1) * S) + kShm.time(2, 2 * (L - 1) * S)});
+    if (x.n <= kFlatRanks)
+      c.push_back({Algo::kFlat, net.time(1, L * (n - L) * S) + kShm.time(1, (L - 1) * S) + msgs(n - Lmin)});
+    if (leader_ok)
+      c.push_back({Algo::kLeader, net.time(1, (H - 1) * S) + kShm.time(2, 2 * (L - 1) * S) + msgs(H - 1)});
     if (hier_ok)
       c.push_back({Algo::kHier, net.time(2 * (H - 1), 2 * (H - 1) / H * S) +
-                                    kShm.time(2 * (L - 1), 2 * (L - 1) / L * S)});
-    c.push_back({Algo::kRing, net.time(2 * (n - 1), 2 * (n - 1) / n * S)});
+                                    kShm.time(2 * (L - 1), 2 * (L - 1) / L * S) + msgs(2 * (H - 1))});
+    c.push_back({Algo::kRing, net.time(2 * (n - 1), 2 * (n - 1) / n * S) + msgs(2 * (n - 1))});
   } else {  // AllGather, ReduceScatter (S: the whole buffer, n blocks)
     // The leader's steps do not overlap: its host's copies (packing, handing
     // out) count in full, so from some size the pipelined ring wins.
     // A leader sends its host's L blocks to H-1 leaders and gets the n-L others:
     // (H-1)/H S each way on even hosts, more on the busiest of uneven ones.
     const double lead_bytes = std::max(n - Lmin, (H - 1) * L) / n * S;
-    if (leader_ok) c.push_back({Algo::kLeader, net.time(1, lead_bytes) + kShm.time(2, L * S)});
+    if (leader_ok) c.push_back({Algo::kLeader, net.time(1, lead_bytes) + kShm.time(2, L * S) + msgs(H - 1)});
     if (hier_ok)
-      c.push_back({Algo::kHier, net.time(H - 1, (H - 1) / H * S) + kShm.time(L - 1, (L - 1) / L * S)});
-    c.push_back({Algo::kRing, net.time(n - 1, (n - 1) / n * S)});
+      c.push_back({Algo::kHier, net.time(H - 1, (H - 1) / H * S) + kShm.time(L - 1, (L - 1) / L * S) +
+                                    msgs(H - 1)});
+    c.push_back({Algo::kRing, net.time(n - 1, (n - 1) / n * S) + msgs(n - 1)});
   }
   return std::min_element(c.begin(), c.end(), [](const Choice &a, const Choice &b) { return a.t < b.t; })->algo;
 }

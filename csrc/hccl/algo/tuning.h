@@ -50,10 +50,15 @@ struct AlgoTuning {
   // Between hosts: declared (PYHCCL_NET_LATENCY_US, PYHCCL_NET_MBITS) or measured at
   // set-up (comm/link_probe.h); 50 us and 10 Gbit/s until then.
   LinkCost net{50e-6, 8.0 / 10e9};
+  // The time a rank spends on each message between hosts it sends or receives
+  // (system calls, wake-ups), which flat algorithms pay n - L times per step
+  // (PYHCCL_NET_MESSAGE_US, or measured); 0 until then.
+  double net_message = 0;
   // The link from nanoseconds and bits per second; a 0 keeps that part as it is.
-  void set_net(uint64_t latency_ns, uint64_t bits_per_s) {
+  void set_net(uint64_t latency_ns, uint64_t bits_per_s, uint64_t message_ns) {
     if (latency_ns > 0) net.alpha = static_cast<double>(latency_ns) * 1e-9;
     if (bits_per_s > 0) net.beta = 8.0 / static_cast<double>(bits_per_s);
+    if (message_ns > 0) net_message = static_cast<double>(message_ns) * 1e-9;
   }
   // By OpKind; only collectives with a PYHCCL_ALGO key (op/spec.h) are forced.
   Algo forced[kOpKinds] = {};

@@ -88,14 +88,16 @@ void log_setup(const Comm &c, const RankInfo &tuning, const LinkInfo &link) {
   PYHCCL_LOG(common::kInfo, common::kInit,
              "%s: rank %u of %u on device %d; %d host(s): %s; shm to %d peer(s) (%u x %llu B FIFOs), "
              "tcp to %d peer(s) (%u sockets each); algorithms: %s; flat up to %llu B, single copy "
-             "from %llu B, chunks of %llu B; link between hosts: %.0f us (%s), %.2f Gbit/s (%s)",
+             "from %llu B, chunks of %llu B; link between hosts: %.0f us (%s), %.2f Gbit/s (%s), "
+             "%.1f us per message (%s)",
              c.name.c_str(), c.rank, c.nranks, c.device, c.topo.nhosts(), hosts.c_str(), shm,
              tuning.slots, static_cast<unsigned long long>(tuning.slot_bytes), tcp,
              tuning.sockets_per_peer, forced.empty() ? "automatic" : forced.c_str(),
              static_cast<unsigned long long>(c.tuning.flat_bytes),
              static_cast<unsigned long long>(c.tuning.single_copy_min),
              static_cast<unsigned long long>(c.tuning.chunk_bytes), c.tuning.net.alpha * 1e6,
-             link_source(c, link, kLatencyMeasured), 8e-9 / c.tuning.net.beta, link_source(c, link, kRateMeasured));
+             link_source(c, link, kLatencyMeasured), 8e-9 / c.tuning.net.beta, link_source(c, link, kRateMeasured),
+             c.tuning.net_message * 1e6, link_source(c, link, kMessageMeasured));
 }
 
 // Round 2: shared memory between the ranks of each host.
@@ -315,7 +317,9 @@ HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
   LinkInfo link;
   link.latency_ns = info[0].net_latency_ns;
   link.bits_per_s = info[0].net_bits_per_s;
-  link.measured = (link.latency_ns == 0 ? kLatencyMeasured : 0) | (link.bits_per_s == 0 ? kRateMeasured : 0);
+  link.message_ns = static_cast<uint32_t>(std::min<uint64_t>(info[0].net_message_ns, UINT32_MAX));
+  link.measured = (link.latency_ns == 0 ? kLatencyMeasured : 0) | (link.bits_per_s == 0 ? kRateMeasured : 0) |
+                  (link.message_ns == 0 ? kMessageMeasured : 0);
   std::string why;
   if ((r = probe_link(*c, &link, &why)) != HCCL_SUCCESS) return fail_setup(*c, r, why);
   // Last round: a rank that failed its connections has failed the job at the
@@ -323,7 +327,7 @@ HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
   // brings rank 0's link to everyone.
   std::vector<LinkInfo> links(nranks);
   if ((r = bootstrap_allgather(c->bootstrap, &link, sizeof(link), links.data())) != HCCL_SUCCESS) return r;
-  c->tuning.set_net(links[0].latency_ns, links[0].bits_per_s);
+  c->tuning.set_net(links[0].latency_ns, links[0].bits_per_s, links[0].message_ns);
   warn_shared_devices(*c, info);
   log_setup(*c, info[0], links[0]);
   tell.armed = false;

@@ -15,6 +15,7 @@ namespace {
 constexpr int kPings = 9;                       // ping-pongs; the median is the round trip
 constexpr size_t kWarmBytes = 256 << 10;        // opens TCP's congestion window first
 constexpr size_t kBurstBytes = 2 << 20;         // then the timed burst
+constexpr int kSmall = 32;                      // small messages sent back to back
 
 OpSig probe_sig(size_t bytes) {
   OpSig s;
@@ -28,14 +29,16 @@ class Prober {
  public:
   Prober(Comm &c, int peer) : c_(c), peer_(peer), chunk_(std::max<uint64_t>(c.tuning.chunk_bytes, 4096)) {}
 
-  // Sends (or receives) `bytes` in chunks that spread over the TCP sockets.
-  HcclResult move(bool send, size_t bytes, char *buf) {
+  // Sends (or receives) `bytes` in messages of `chunk` bytes (the transfer
+  // chunk: they spread over the TCP sockets).
+  HcclResult move(bool send, size_t bytes, char *buf, size_t chunk = 0) {
+    if (chunk == 0) chunk = chunk_;
     std::vector<Transfer> xs;
-    for (size_t off = 0; off < bytes; off += chunk_) {
+    for (size_t off = 0; off < bytes; off += chunk) {
       Transfer t;
       t.kind = send ? Transfer::kSend : Transfer::kRecv;
       t.peer = peer_;
-      t.bytes = std::min<size_t>(chunk_, bytes - off);
+      t.bytes = std::min<size_t>(chunk, bytes - off);
       t.src = send ? buf + off : nullptr;
       t.dst = send ? nullptr : buf + off;
       t.sig = probe_sig(bytes);
@@ -81,6 +84,15 @@ HcclResult probe_link(Comm &c, LinkInfo *link, std::string *why) {
     if (r == HCCL_SUCCESS) r = p.move(!lead, 8, buf.data());
     burst_ns = common::now_ns() - t0;
   }
+  // Small messages: kSmall of 8 bytes back to back, answered with one; past
+  // the round trip, the time per message of the busier end.
+  int64_t small_ns = 0;
+  if (r == HCCL_SUCCESS) {
+    const int64_t t0 = common::now_ns();
+    r = p.move(lead, 8 * kSmall, buf.data(), 8);
+    if (r == HCCL_SUCCESS) r = p.move(!lead, 8, buf.data());
+    small_ns = common::now_ns() - t0;
+  }
   if (r != HCCL_SUCCESS) {
     *why = "measuring the link to rank " + std::to_string(lead ? b : a) + ": " + p.err.what;
     return r;
@@ -89,6 +101,8 @@ HcclResult probe_link(Comm &c, LinkInfo *link, std::string *why) {
   std::sort(rtt.begin(), rtt.end());
   const int64_t round_trip = rtt[rtt.size() / 2];
   if (link->measured & kLatencyMeasured) link->latency_ns = static_cast<uint64_t>(std::max<int64_t>(round_trip / 2, 1000));
+  if (link->measured & kMessageMeasured)
+    link->message_ns = static_cast<uint32_t>(std::max<int64_t>((small_ns - round_trip) / kSmall, 1));
   if (link->measured & kRateMeasured) {
     const int64_t wire_ns = std::max<int64_t>(burst_ns - round_trip, 1000);
     link->bits_per_s = static_cast<uint64_t>(8.0 * kBurstBytes * 1e9 / static_cast<double>(wire_ns));

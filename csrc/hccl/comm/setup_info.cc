@@ -36,6 +36,7 @@ RankInfo RankInfo::of_this_process(int32_t device, uint32_t nranks) {
   // 0: not declared, measured at set-up (comm/link_probe.h).
   p.net_latency_ns = 1000 * static_cast<uint64_t>(common::env_int("PYHCCL_NET_LATENCY_US", 0, 1, 10000000));
   p.net_bits_per_s = 1000000ull * static_cast<uint64_t>(common::env_int("PYHCCL_NET_MBITS", 0, 1, 100000000));
+  p.net_message_ns = 1000 * static_cast<uint64_t>(common::env_int("PYHCCL_NET_MESSAGE_US", 0, 1, 10000000));
   // FIFO slots: keep a rank's FIFOs near 32 MiB in total however many local peers it has.
   uint64_t slot = common::env_bytes("PYHCCL_SLOT_BYTES", 128u << 10);
   uint64_t slots = static_cast<uint64_t>(common::env_int("PYHCCL_SLOTS", 8, 2, 1024));
@@ -60,7 +61,7 @@ AlgoTuning RankInfo::tuning(std::string *bad) const {
   t.single_copy_min = single_copy_min;
   t.chunk_bytes = chunk_bytes;
   t.chain_min = chain_min;
-  t.set_net(net_latency_ns, net_bits_per_s);
+  t.set_net(net_latency_ns, net_bits_per_s, net_message_ns);
   std::string pa(pyhccl_algo, strnlen(pyhccl_algo, sizeof(pyhccl_algo)));
   std::string ha(hccl_algo, strnlen(hccl_algo, sizeof(hccl_algo)));
   t.parse(pa, ha, bad);

@@ -10,7 +10,7 @@
 
 namespace hccl {
 
-constexpr uint32_t kRankInfoVersion = 5;
+constexpr uint32_t kRankInfoVersion = 6;
 
 // Round 1: what each rank is, and its tuning environment (rank 0's is used).
 struct RankInfo {
@@ -23,6 +23,7 @@ struct RankInfo {
   HostIdentity host;
   uint64_t flat_bytes, single_copy_min, chunk_bytes, chain_min;
   uint64_t net_latency_ns, net_bits_per_s;  // the link between hosts as declared; 0: measure it
+  uint64_t net_message_ns;  // a rank's time per message between hosts as declared; 0: measure it
   uint64_t slot_bytes;  // shm FIFO slots
   uint32_t slots;
   uint32_t sockets_per_peer;
