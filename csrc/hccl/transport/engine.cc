@@ -38,12 +38,8 @@ class Engine::Batch : public WaitFor {
   }
 
   HcclResult poll(bool *done, bool *moved, WaitError *err) override {
-    for (Connection *c : e_.active_) {
-      bool m = false;
-      HcclResult rc = c->progress(&m, err);
-      if (rc != HCCL_SUCCESS) return rc;
-      *moved |= m;
-    }
+    HcclResult rc = e_.progress_active(moved, err);
+    if (rc != HCCL_SUCCESS) return rc;
     while (first_open_ < n_ && xfers_[first_open_]->complete) ++first_open_;
     *done = first_open_ == n_;
     return HCCL_SUCCESS;
@@ -125,12 +121,8 @@ class Engine::Drain : public WaitFor {
   Drain(Engine &e, uint64_t seq) : e_(e), seq_(seq) {}
 
   HcclResult poll(bool *done, bool *moved, WaitError *err) override {
-    for (Connection *c : e_.active_) {
-      bool m = false;
-      HcclResult rc = c->progress(&m, err);
-      if (rc != HCCL_SUCCESS) return rc;
-      *moved |= m;
-    }
+    HcclResult rc = e_.progress_active(moved, err);
+    if (rc != HCCL_SUCCESS) return rc;
     e_.pop_later();
     *done = blocker() < 0;
     return HCCL_SUCCESS;
@@ -191,10 +183,7 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
     Batch batch(*this, own_.data(), own_.size(), blocking_send);
     rc = waiter_.wait(batch, err);
   }
-  if (rc != HCCL_SUCCESS) {
-    for (Connection *c : active_) c->clear();
-    for (auto &q : later_) q.clear();
-  }
+  if (rc != HCCL_SUCCESS) forget_active();
   pop_later();
   active_.clear();
   return rc;
@@ -207,12 +196,24 @@ HcclResult Engine::drain(uint64_t seq, WaitError *err) {
   active_.clear();
   add_later_conns();
   HcclResult rc = waiter_.wait(d, err);
-  if (rc != HCCL_SUCCESS) {
-    for (Connection *c : active_) c->clear();
-    for (auto &q : later_) q.clear();
-  }
+  if (rc != HCCL_SUCCESS) forget_active();
   active_.clear();
   return rc;
+}
+
+HcclResult Engine::progress_active(bool *moved, WaitError *err) {
+  for (Connection *c : active_) {
+    bool m = false;
+    HcclResult rc = c->progress(&m, err);
+    if (rc != HCCL_SUCCESS) return rc;
+    *moved |= m;
+  }
+  return HCCL_SUCCESS;
+}
+
+void Engine::forget_active() {
+  for (Connection *c : active_) c->clear();  // every kept receive's connection is among them
+  for (auto &q : later_) q.clear();
 }
 
 void Engine::add_later_conns() {

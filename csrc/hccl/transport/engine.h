@@ -99,6 +99,11 @@ class Engine {
   class Batch;  // one run()'s wait (engine.cc)
   class Drain;  // drain()'s wait (engine.cc)
 
+  // Moves what can move on every connection of active_.
+  HcclResult progress_active(bool *moved, WaitError *err);
+  // After a failed wait: the connections of active_ forget their transfers,
+  // and the kept receives go too.
+  void forget_active();
   // Connections of the kept `later` receives still open, into active_.
   void add_later_conns();
   // Forgets the completed kept receives at the front of each peer's queue.
