@@ -8,6 +8,7 @@ The jobs run on the first MPI rank only (they start their own processes); the re
 runs on every rank.
 """
 import os
+import random
 import socket
 import subprocess
 import sys
@@ -188,16 +189,20 @@ def test_from_env_beside_torchruns_store(tmp_path):
     """Under torchrun (TORCHELASTIC_USE_AGENT_STORE=True) its agent holds MASTER_PORT:
     pyhccl meets on the next port."""
     store = None
-    for _ in range(50):  # a port whose successor is free too
+    # A port whose successor is free too, below the ephemeral range: there no outgoing
+    # connection (another test's, or a rank's own dial meeting itself) takes the successor
+    # between the probe and pyhccl's bind.
+    low = int(open("/proc/sys/net/ipv4/ip_local_port_range").read().split()[0])
+    for port in random.sample(range(max(1024, low - 8000), low - 1), 50):
         store = socket.socket()
-        store.bind(("127.0.0.1", 0))
-        port = store.getsockname()[1]
-        with socket.socket() as probe:
-            try:
+        try:
+            store.bind(("127.0.0.1", port))
+            with socket.socket() as probe:
                 probe.bind(("127.0.0.1", port + 1))
-                break
-            except OSError:
-                store.close()
+            break
+        except OSError:
+            store.close()
+            store = None
     assert store is not None
     try:
         store.listen()

@@ -33,8 +33,7 @@ int dial_once(const RendezvousAddr &addr, Clock::time_point deadline, int *err) 
     *err = errno;
     return -1;
   }
-  if (::connect(fd, reinterpret_cast<const sockaddr *>(&addr.ss), addr.len) == 0) return fd;
-  int e = errno;
+  int e = ::connect(fd, reinterpret_cast<const sockaddr *>(&addr.ss), addr.len) == 0 ? 0 : errno;
   // EAGAIN: a unix listener's backlog is full; try again later like a refusal.
   while (e == EINPROGRESS || e == EINTR) {
     pollfd p = {fd, POLLOUT, 0};
@@ -48,6 +47,8 @@ int dial_once(const RendezvousAddr &addr, Clock::time_point deadline, int *err) 
       e = ETIMEDOUT;
     }
   }
+  // Rank 0 may not listen yet on a port of the ephemeral range: a dial can meet itself there.
+  if (e == 0 && addr.tcp && net::self_connected(fd)) e = ECONNREFUSED;
   if (e == 0) return fd;
   net::close_fd(fd);
   *err = e;

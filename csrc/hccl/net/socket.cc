@@ -92,6 +92,15 @@ int connect_start(const SockAddr &peer, int *err) {
   return -1;
 }
 
+bool self_connected(int fd) {
+  sockaddr_storage mine{}, theirs{};
+  socklen_t a = sizeof(mine), b = sizeof(theirs);
+  if (::getsockname(fd, reinterpret_cast<sockaddr *>(&mine), &a) != 0 ||
+      ::getpeername(fd, reinterpret_cast<sockaddr *>(&theirs), &b) != 0)
+    return false;
+  return a == b && std::memcmp(&mine, &theirs, a) == 0;
+}
+
 int connect_result(int fd) {
   int e = 0;
   socklen_t len = sizeof(e);
@@ -116,6 +125,7 @@ int dial(const SockAddr &peer, Clock::time_point deadline, int *last_err, Clock:
         else if (n < 0 && errno != EINTR) e = errno;
         else if (n == 0 && Clock::now() >= deadline) e = ETIMEDOUT;
       }
+      if (e == 0 && self_connected(fd)) e = ECONNREFUSED;  // nobody listens there
       if (e == 0) return fd;
       *last_err = e;
       close_fd(fd);

@@ -19,6 +19,11 @@ using Clock = std::chrono::steady_clock;
 // names `api` (and *code: E_PARA for a bad variable, E_TCP_CONNECT otherwise).
 int listen_on(const SockAddr &local, const char *api, SockAddr *bound, HcclResult *code);
 
+// Whether a connection met itself: a dial to a free port of the ephemeral
+// range can be given that same port as its local one (TCP's simultaneous
+// open), and then holds the port against the process that is to listen there.
+bool self_connected(int fd);
+
 // Starts a non-blocking connect; returns the fd (connected or in progress) or
 // -1 with *err set.
 int connect_start(const SockAddr &peer, int *err);
