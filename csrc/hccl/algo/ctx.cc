@@ -2,7 +2,6 @@
 
 #include "hccl/algo/board.h"
 
-#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -214,14 +213,6 @@ HcclResult Batch::run() {
   xfers_.clear();
   regions_.clear();
   return rc == HCCL_SUCCESS ? rc : x_.failed(rc);
-}
-
-void path_check(Ctx &x, Batch &b, const std::vector<int> &from, const std::vector<int> &to) {
-  auto has = [](const std::vector<int> &v, int p) { return std::find(v.begin(), v.end(), p) != v.end(); };
-  const std::vector<int> path = x.topo.host_order();
-  const size_t i = static_cast<size_t>(std::find(path.begin(), path.end(), x.me) - path.begin());
-  if (i + 1 < path.size() && !has(to, path[i + 1])) b.send(path[i + 1], nullptr, 0);
-  if (i > 0 && !has(from, path[i - 1])) b.recv_header_later(path[i - 1]);
 }
 
 Span split(size_t count, int parts, int i, size_t elem_bytes) {

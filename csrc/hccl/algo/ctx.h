@@ -121,9 +121,9 @@ HcclResult compare_signatures(Ctx &x);
 // The signature check of collectives whose data does not bring every pair
 // of ranks together (rooted ones). The ranks in host order form a path; each
 // one hears from the rank before it on the path in every such operation:
-// the data it receives from it when there is some (`from`), else a
-// header-only message (and it sends the next rank a header unless it sends
-// it data, `to`). Where ranks disagree, two neighbours on the path differ,
+// the data it receives from it when there is some (`from(p)`: this rank
+// receives data from p in the step), else a header-only message (and it
+// sends the next rank a header unless it sends it data, `to(p)`). Where ranks disagree, two neighbours on the path differ,
 // and the second one meets a message it does not expect (or with another
 // signature), fails and tells every rank; so no rank waits for data that a
 // rank that disagrees never sends. At most n - 1 headers (H - 1 between
@@ -132,7 +132,12 @@ HcclResult compare_signatures(Ctx &x);
 // its result (each carries the operation's signature), and a difference
 // found later fails the operation running then, before the stream lets
 // anything see this one complete (comm/exec.cc).
-void path_check(Ctx &x, Batch &b, const std::vector<int> &from, const std::vector<int> &to);
+template <typename From, typename To>
+void path_check(Ctx &x, Batch &b, From from, To to) {
+  const int next = x.topo.after_in_host_order(x.me), prev = x.topo.before_in_host_order(x.me);
+  if (next >= 0 && !to(next)) b.send(next, nullptr, 0);
+  if (prev >= 0 && !from(prev)) b.recv_header_later(prev);
+}
 
 // Rooted collectives in one step: the data between the root and every other
 // rank (`root_send(b, peer)` at the root, `from_root(b)` elsewhere), which
@@ -142,14 +147,12 @@ HcclResult rooted_exchange(Ctx &x, int root, bool root_sends, RootSend root_send
 
 template <typename RootSend, typename FromRoot>
 HcclResult rooted_exchange(Ctx &x, int root, bool root_sends, RootSend root_send, FromRoot from_root) {
-  std::vector<int> others, with_root{root};
-  for (int k = 1; k < x.n; ++k) others.push_back((x.me + k) % x.n);
-  const std::vector<int> &mine = x.me == root ? others : with_root, none;
   const bool data_in = root_sends != (x.me == root);  // this rank receives the data
+  auto linked = [&](int p) { return x.me == root || p == root; };  // data between this rank and p
   Batch b(x);
-  path_check(x, b, data_in ? mine : none, data_in ? none : mine);
+  path_check(x, b, [&](int p) { return data_in && linked(p); }, [&](int p) { return !data_in && linked(p); });
   if (x.me == root)
-    for (int p : others) root_send(b, p);
+    for (int k = 1; k < x.n; ++k) root_send(b, (x.me + k) % x.n);
   else
     from_root(b);
   return b.run();

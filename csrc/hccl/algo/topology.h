@@ -22,6 +22,9 @@ struct Topology {
   int rank_at(int h, int i) const { return hosts[h][i]; }
   // All ranks ordered host by host (a ring that crosses each host boundary once).
   std::vector<int> host_order() const;
+  // The rank before / after `rank` in host_order(), or -1 at its ends.
+  int before_in_host_order(int rank) const;
+  int after_in_host_order(int rank) const;
 };
 
 }  // namespace hccl

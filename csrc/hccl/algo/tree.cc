@@ -14,6 +14,7 @@ namespace {
 struct Tree {
   int parent = -1;
   std::vector<int> children;
+  bool has_child(int p) const { return std::find(children.begin(), children.end(), p) != children.end(); }
 };
 
 // Links this rank into `order` (order[0] is the top): a chain, or a star.
@@ -80,7 +81,7 @@ HcclResult tree_broadcast(Ctx &x) {
   Tree t = make_tree(x, root, chain, chain_across);
   Batch b(x);
   // A rank that disagrees (about the root, say) would wait for a parent that never sends.
-  path_check(x, b, {t.parent}, t.children);
+  path_check(x, b, [&](int p) { return p == t.parent; }, [&](int p) { return t.has_child(p); });
   Dep got;
   if (t.parent >= 0) got.region = b.recv(t.parent, buf, bytes);
   for (int c : t.children) b.send(c, buf, bytes, got);  // forwarded as it arrives
@@ -95,7 +96,7 @@ HcclResult tree_reduce(Ctx &x) {
   Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min, chain_across_hosts(x, bytes));
   char *acc = x.me == root ? out : t.children.empty() ? nullptr : x.comm.scratch(0, bytes);
   Batch b(x);
-  path_check(x, b, t.children, {t.parent});
+  path_check(x, b, [&](int p) { return t.has_child(p); }, [&](int p) { return p == t.parent; });
   Dep sum;  // in op child 0 op child 1 ..., in that order
   for (size_t i = 0; i < t.children.size(); ++i)
     sum.region = b.recv_reduce(t.children[i], i == 0 ? in : acc, acc, bytes, sum);
