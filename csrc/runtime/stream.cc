@@ -49,8 +49,10 @@ aclError Stream::push(Task task, bool always_run, const char *api,
   queue_.push_back(Item{std::move(task), always_run, std::move(finish),
                         bytes == kSelfTraced ? nullptr : api, bytes, tag});
   ++pushed_;
+  // Whoever runs a task now takes this one next or wakes the worker for it.
+  const bool wake = !running_;
   lk.unlock();
-  work_cv_.notify_one();
+  if (wake) work_cv_.notify_one();
   return ACL_SUCCESS;
 }
 
@@ -117,6 +119,7 @@ void Stream::run_claimed(Task task) {
   std::unique_lock<std::mutex> lk(mu_, std::defer_lock);
   Item item{std::move(task), false, nullptr};
   run_item(lk, item);
+  wake_worker_if_needed();
 }
 
 void Stream::hand_over(Task task) {
@@ -184,7 +187,14 @@ void Stream::run_item(std::unique_lock<std::mutex> &lk, Item &item) {
     wake_at_ = UINT64_MAX;
     done_cv_.notify_all();
   }
-  if (!queue_.empty() || closing_) work_cv_.notify_one();  // the worker may take over
+}
+
+void Stream::wake_worker_if_needed() {
+  // The worker sleeps while another thread runs a task; it takes over what
+  // that thread leaves queued. Not after every task a synchronizer runs: it
+  // goes on with the next itself, and a wake-up per task would cost two thread
+  // switches each (the worker wakes, finds the stream busy, sleeps again).
+  if (!queue_.empty() || closing_) work_cv_.notify_one();
 }
 
 bool Stream::wait_drained(int64_t deadline_ns, const uint64_t *irq) {
@@ -193,10 +203,19 @@ bool Stream::wait_drained(int64_t deadline_ns, const uint64_t *irq) {
   // Running a task here could overrun a deadline; and never from a stream
   // task (see the header).
   const bool may_run = t_worker == nullptr && deadline_ns == INT64_MAX;
+  bool ran = false;
+  struct Leave {  // whatever way the wait ends
+    Stream *s;
+    const bool &ran;
+    ~Leave() {
+      if (ran) s->wake_worker_if_needed();
+    }
+  } leave{this, ran};
   while (finished_ < target) {
     if (irq != nullptr && interrupts() != *irq) return false;
     if (may_run && !running_ && !queue_.empty()) {
       run_front(lk);
+      ran = true;
       continue;
     }
     const int64_t now = common::now_ns();

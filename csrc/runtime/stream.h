@@ -104,6 +104,8 @@ struct Stream {
   void run_front(std::unique_lock<std::mutex> &lk);
   // running_ set; lk held on return (on entry too, except for a claimed run).
   void run_item(std::unique_lock<std::mutex> &lk, Item &item);
+  // After another thread ran tasks (mu_ held): lets the worker take the rest.
+  void wake_worker_if_needed();
   void trace_task(const char *api, uint64_t bytes, int64_t start_ns, bool ok) const;
 
   std::mutex mu_;
