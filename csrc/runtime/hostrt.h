@@ -53,7 +53,8 @@ HOSTRT_API std::shared_ptr<Stream> acquire_stream(aclrtStream stream, const char
 // what the task belongs to, for next_task_tag().
 HOSTRT_API aclError enqueue(Stream *stream, Task task, const void *tag = nullptr);
 // From a running task: the tag of the task queued right after it on its
-// stream, or null when none is queued (yet) or it has none. HCCL defers a
+// stream (passing over hostrtRecordReleaseEvent's records), or null when none
+// is queued (yet) or it has none. HCCL defers a
 // check to the communicator's next operation only when that one follows at
 // once (comm/exec.cc).
 HOSTRT_API const void *next_task_tag();
@@ -182,3 +183,8 @@ HOSTRT_API void trace_record(const TraceEvent &ev);
 // Returns ACL_ERROR_INVALID_PARAM outside a stream task or for ACL_SUCCESS.
 // C linkage for bindings written in C (pyhccl's extension); not part of CANN.
 extern "C" HOSTRT_API aclError hostrtFailCurrentTask(aclError code, const char *message);
+
+// aclrtRecordEvent for an event that only frees the buffers of the work before
+// it (the Python binding's keep-alive): next_task_tag() passes over the record.
+// Its errors name aclrtRecordEvent. C linkage, as above; not part of CANN.
+extern "C" HOSTRT_API aclError hostrtRecordReleaseEvent(aclrtEvent event, aclrtStream stream);

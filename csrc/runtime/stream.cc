@@ -56,7 +56,9 @@ aclError Stream::push(Task task, bool always_run, const char *api,
   return ACL_SUCCESS;
 }
 
-aclError Stream::push_marker(const char *api, std::function<void()> finish) {
+const char Stream::kPassTag[] = "pass";
+
+aclError Stream::push_marker(const char *api, std::function<void()> finish, const void *tag) {
   {
     std::unique_lock<std::mutex> lk(mu_);
     if (closing_) return ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream is being destroyed", api);
@@ -69,7 +71,7 @@ aclError Stream::push_marker(const char *api, std::function<void()> finish) {
       return ACL_SUCCESS;
     }
   }
-  return push([]() { return ACL_SUCCESS; }, /*always_run=*/true, api, std::move(finish));
+  return push([]() { return ACL_SUCCESS; }, /*always_run=*/true, api, std::move(finish), 0, tag);
 }
 
 void Stream::run() {
@@ -274,7 +276,9 @@ void Stream::close_and_join() {
 
 const void *Stream::next_tag() {
   std::lock_guard<std::mutex> lk(mu_);
-  return queue_.empty() ? nullptr : queue_.front().tag;
+  for (const Item &item : queue_)
+    if (item.tag != kPassTag) return item.tag;
+  return nullptr;
 }
 
 bool Stream::on_worker() const { return t_worker == this; }

@@ -42,7 +42,9 @@ struct Stream {
   // A marker (an event record or reset): `finish` alone, in stream order. On
   // an idle stream it runs at once on the calling thread, so recording an
   // event after work that is already done wakes no worker.
-  aclError push_marker(const char *api, std::function<void()> finish);
+  // `tag` kPassTag: a record that next_tag() passes over (see there).
+  aclError push_marker(const char *api, std::function<void()> finish, const void *tag = nullptr);
+  static const char kPassTag[];
 
   // Waits until every task pushed before the call has finished, or until
   // deadline_ns (common::now_ns units, INT64_MAX = forever). True if drained.
@@ -60,7 +62,10 @@ struct Stream {
   bool claim_idle();
   void run_claimed(Task task);
   void hand_over(Task task);
-  // The tag of the first queued task (not the running one), or null.
+  // The tag of the first queued task (not the running one) other than
+  // pass-through records, or null: a record that only releases a binding's
+  // hold on buffers (hostrtRecordReleaseEvent) does not care whether the
+  // operation before it has finished its signature check.
   const void *next_tag();
   // True if no task is queued or running.
   bool idle();

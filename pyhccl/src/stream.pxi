@@ -6,15 +6,21 @@ _tls = threading.local()
 cdef extern from *:
     """
     /* The host runtime lets a host function fail its stream task
-       (csrc/runtime/hostrt.h); a CANN toolkit has no such call. */
+       (csrc/runtime/hostrt.h), and records keep-alive events that a
+       collective's pending signature check does not hold back
+       (csrc/runtime/event.cc); a CANN toolkit has neither. */
     #ifdef PYHCCL_CANN
     #define PYHCCL_FAIL_CURRENT_TASK(code, msg) ((void)(msg), (code))
+    #define PYHCCL_RECORD_RELEASE_EVENT(ev, s) aclrtRecordEvent((ev), (s))
     #else
     extern int hostrtFailCurrentTask(int code, const char *message);
+    extern aclError hostrtRecordReleaseEvent(aclrtEvent event, aclrtStream stream);
     #define PYHCCL_FAIL_CURRENT_TASK(code, msg) hostrtFailCurrentTask((code), (msg))
+    #define PYHCCL_RECORD_RELEASE_EVENT(ev, s) hostrtRecordReleaseEvent((ev), (s))
     #endif
     """
     aclError PYHCCL_FAIL_CURRENT_TASK(aclError code, const char *message) nogil
+    aclError PYHCCL_RECORD_RELEASE_EVENT(aclrtEvent ev, aclrtStream s) nogil
 
 
 cdef int _raise_op_error(aclrtStream handle) except -1:
@@ -198,7 +204,7 @@ cdef class Stream:
                 CHKACL(aclrtCreateEvent(&ev), "aclrtCreateEvent")
         try:
             with nogil:
-                CHKACL(aclrtRecordEvent(ev, self._handle), "aclrtRecordEvent")
+                CHKACL(PYHCCL_RECORD_RELEASE_EVENT(ev, self._handle), "aclrtRecordEvent")
         except BaseException:
             with nogil:
                 aclrtDestroyEvent(ev)

@@ -165,6 +165,45 @@ int main() {
   CHECK(ran == 4);
   OK(aclrtSynchronizeStream(h));  // cleared
 
+  // next_task_tag() names the next task, passing over release records
+  // (hostrtRecordReleaseEvent), which complete as records do; a plain record
+  // is a task like any other.
+  static const int tag_a = 0, tag_b = 0;
+  aclrtEvent rel = nullptr;
+  OK(aclrtCreateEvent(&rel));
+  std::atomic<bool> go{false};
+  std::atomic<const void *> next_a{&ran}, next_b{&ran}, next_c{&ran};
+  auto first = [&](std::atomic<const void *> *out) {
+    return [&go, out] {
+      while (!go.load()) std::this_thread::yield();  // until the rest is queued
+      *out = hostrt::next_task_tag();
+      return ACL_SUCCESS;
+    };
+  };
+  OK(hostrt::enqueue(s, first(&next_a), &tag_a));
+  OK(hostrtRecordReleaseEvent(rel, h));
+  OK(hostrt::enqueue(s, [&] { next_b = hostrt::next_task_tag(); return ACL_SUCCESS; }, &tag_b));
+  OK(hostrtRecordReleaseEvent(rel, h));
+  go = true;
+  OK(aclrtSynchronizeStream(h));
+  CHECK(next_a.load() == &tag_b && next_b.load() == nullptr);
+  go = false;
+  OK(hostrt::enqueue(s, first(&next_c), &tag_a));
+  OK(hostrtRecordReleaseEvent(rel, h));
+  OK(aclrtRecordEvent(rel, h));
+  OK(hostrt::enqueue(s, [] { return ACL_SUCCESS; }, &tag_b));
+  go = true;
+  OK(aclrtSynchronizeStream(h));
+  CHECK(next_c.load() == nullptr);
+  aclrtEventRecordedStatus st = ACL_EVENT_RECORDED_STATUS_NOT_READY;
+  OK(hostrtRecordReleaseEvent(rel, h));
+  OK(aclrtSynchronizeStream(h));
+  OK(aclrtQueryEventStatus(rel, &st));
+  CHECK(st == ACL_EVENT_RECORDED_STATUS_COMPLETE);
+  CHECK(hostrtRecordReleaseEvent(reinterpret_cast<aclrtEvent>(0x77), h) == ACL_ERROR_RT_INVALID_HANDLE &&
+        msg_has("aclrtRecordEvent"));
+  OK(aclrtDestroyEvent(rel));
+
   // A failing task without a message, and one that throws, still report.
   OK(hostrt::enqueue(s, [] { return ACL_ERROR_RT_FAILURE; }));
   CHECK(aclrtSynchronizeStream(h) == ACL_ERROR_RT_FAILURE && msg_has("500003"));

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 import pyhccl
-from conftest import assert_all
+from conftest import assert_all, first_rank_only, scaled
+from rank_procs import run_ranks
 
 pytestmark = pytest.mark.mpi
 
@@ -206,3 +207,45 @@ def test_host_write_waits_for_a_pending_reader(pair):
     got = out.get()
     assert_all((got == want).all(), f"{got} != {want}")
     s.destroy()
+
+
+QUEUED_ACROSS_HOSTS = """
+    import threading
+    rank, path, late = int(sys.argv[1]), sys.argv[2], float(os.environ["LATE_S"])
+    comm = pyhccl.Comm(4, root_info(path, rank), rank)
+    s = pyhccl.Stream()
+    xs = [pyhccl.asarray(np.full(8, rank + 1 + i, np.float32)) for i in range(20)]
+    comm.barrier(stream=s)
+    s.synchronize()
+    t0 = time.monotonic()
+    if rank == 1:
+        time.sleep(late)
+    gate = threading.Event()
+    s.launch_host_func(gate.wait, 60)  # every Broadcast queued before the first runs
+    for x in xs:
+        comm.broadcast(x, 0, stream=s)  # each with its keep-alive event after it
+    gate.set()
+    s.synchronize()
+    assert all((x.get() == 1 + i).all() for i, x in enumerate(xs)), [x.get() for x in xs]
+    ends = [(r["end_us"] / 1e6 - t0) for r in comm.flight_record()[-20:]]
+    print("ENDS", ends[-2], ends[-1], flush=True)
+    comm.destroy()
+"""
+
+
+@first_rank_only
+@pytest.mark.timeout(120)
+def test_queued_rooted_collectives_do_not_wait_for_their_check(tmp_path):
+    """4 simulated hosts: rank 2 gets its Broadcasts' data from rank 0 and hears from rank 1,
+    which starts late, only their signature check. The keep-alive event the binding records
+    after each call does not make a Broadcast wait for that check (hostrtRecordReleaseEvent):
+    rank 2's queued Broadcasts end at once but the last, which waits for the check before
+    synchronize returns (as tests/c's `pipeline` mode checks from C)."""
+    late = scaled(2.0)
+    outs = run_ranks(tmp_path, QUEUED_ACROSS_HOSTS, 4, timeout=scaled(90), env={"LATE_S": str(late)},
+                     rank_env={r: {"PYHCCL_HOST_TAG": f"h{r}"} for r in range(4)})
+    ends = [line.split()[1:] for line in outs[2].splitlines() if line.startswith("ENDS")]
+    assert ends, outs
+    early, last = map(float, ends[0])
+    assert early < late / 2, f"the last but one Broadcast waited for the late rank: {early:.3f} s"
+    assert last > late * 0.9, f"the last Broadcast did not wait for its check: {last:.3f} s"
