@@ -205,14 +205,33 @@ HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
 }
 
 ssize_t TcpConnection::read(Sock &s, char *dst, size_t len, bool payload, WaitError *err) {
+  ssize_t r = s.ahead_at < s.ahead_end ? take_ahead(s, dst, len) : 0;
+  if (r == 0) r = len < kAheadBytes ? read_ahead(s, dst, len, err) : recv_now(s, dst, len, err);
+  if (r <= 0) return r;
+  if (payload && fault_corrupt_) fault_flip(dst, static_cast<size_t>(r));
+  if (payload && (s.rx_hdr.flags & kMsgCrc)) s.rx_crc = common::crc32c(s.rx_crc, dst, static_cast<size_t>(r));
+  return r;
+}
+
+ssize_t TcpConnection::take_ahead(Sock &s, char *dst, size_t len) {
+  const size_t n = std::min(len, s.ahead_end - s.ahead_at);
+  std::memcpy(dst, s.ahead.get() + s.ahead_at, n);
+  s.ahead_at += n;
+  return static_cast<ssize_t>(n);
+}
+
+ssize_t TcpConnection::read_ahead(Sock &s, char *dst, size_t len, WaitError *err) {
+  if (!s.ahead) s.ahead.reset(new char[kAheadBytes]);
+  ssize_t r = recv_now(s, s.ahead.get(), kAheadBytes, err);
+  s.ahead_at = 0;
+  s.ahead_end = r > 0 ? static_cast<size_t>(r) : 0;
+  return r > 0 ? take_ahead(s, dst, len) : r;
+}
+
+ssize_t TcpConnection::recv_now(Sock &s, char *dst, size_t len, WaitError *err) {
   for (;;) {
     ssize_t r = recv(s.fd, dst, len, MSG_DONTWAIT);
-    if (r > 0) {
-      if (payload && fault_corrupt_) fault_flip(dst, static_cast<size_t>(r));
-      if (payload && (s.rx_hdr.flags & kMsgCrc))
-        s.rx_crc = common::crc32c(s.rx_crc, dst, static_cast<size_t>(r));
-      return r;
-    }
+    if (r > 0) return r;
     if (r < 0 && errno == EINTR) continue;
     if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) return 0;
     broken(r == 0 ? 0 : errno, "receiving", err);

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -53,7 +54,15 @@ class TcpConnection final : public Connection {
     size_t tx_crc_at = 0;  // payload bytes the CRC covers so far
     size_t tx_trailer_sent = 0, rx_trailer_got = 0;
     uint32_t rx_trailer = 0;
+    // Read ahead: what one recv() brought beyond the small read that asked
+    // for it (the rest of a message, the next messages), taken from here first.
+    std::unique_ptr<char[]> ahead;  // kAheadBytes, from the first small read
+    size_t ahead_at = 0, ahead_end = 0;
   };
+  // A read shorter than this (a header, a trailer, a small payload) asks the
+  // kernel for this much, so that a small message takes one recv(), not one
+  // for each of its parts, and several queued ones take one between them.
+  static constexpr size_t kAheadBytes = 4096;
 
   HcclResult send_some(Sock &s, bool *moved, WaitError *err);
   HcclResult recv_some(Sock &s, bool *moved, WaitError *err);
@@ -62,6 +71,9 @@ class TcpConnection final : public Connection {
   // are there now, -1 when the connection broke (*err). Payload bytes go
   // through the message's CRC (and PYHCCL_FAULT=corrupt_tcp first).
   ssize_t read(Sock &s, char *dst, size_t len, bool payload, WaitError *err);
+  ssize_t take_ahead(Sock &s, char *dst, size_t len);  // from s.ahead, > 0 bytes
+  ssize_t read_ahead(Sock &s, char *dst, size_t len, WaitError *err);  // a recv() into s.ahead
+  ssize_t recv_now(Sock &s, char *dst, size_t len, WaitError *err);  // a recv() into dst
   // Reads the trailer of the message coming in on s and checks it.
   HcclResult check_trailer(Sock &s, bool *moved, WaitError *err);
   // Reads what the control socket holds and takes in its notices (under
