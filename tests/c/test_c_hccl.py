@@ -246,9 +246,12 @@ case("mismatch", "q-bcastroot-n4", 4, "q-bcastroot", timeout=60)
 
 # pipeline: queued Broadcasts (Reduces) across hosts do not wait for the signature check
 # of a late rank they exchange no data with, but the last one, which a synchronize waits
-# for, does.
+# for, does. The link declared so that the star (flat) is chosen, not a chain through
+# the late rank.
+STAR_LINK = {r: {"PYHCCL_NET_LATENCY_US": "50", "PYHCCL_NET_MESSAGE_US": "1"} for r in range(4)}
 for kind in ("broadcast", "reduce"):
-    case("pipeline", f"{kind}-hosts-4x1", 4, kind, timeout=60, rank_env_of=hosts_env(LAYOUTS["4x1"]))
+    case("pipeline", f"{kind}-hosts-4x1", 4, kind, timeout=60,
+         rank_env_of=hosts_env(LAYOUTS["4x1"], STAR_LINK))
 
 # mismatch_v: rank 0 passes another recvCounts (AllGatherV) / sendCounts (ReduceScatterV)
 # array, or one of zeros: HCCL_E_PARA on every rank within seconds.

@@ -87,6 +87,11 @@ def test_choices_follow_the_cost_model(tmp_path):
     # through the leaders (one message each way) rather than flat (two per rank)
     costly = choices(tmp_path / "2x2-20us", [0, 0, 1, 1], message_us=20)
     assert costly[8][0] == "leader", costly
+    # Where each costs 40 us (against 50 us of latency), a small Broadcast or Reduce on 4x1
+    # goes along a chain between hosts (one message in and one out at each) rather than a
+    # star (three at the root) or flat (three at the root)
+    costly = choices(tmp_path / "4x1-40us", [0, 1, 2, 3], message_us=40)
+    assert [costly[8][1], costly[8][4]] == ["hosts:chain", "tree"], costly
 
 
 SET_UP = """

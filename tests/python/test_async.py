@@ -242,7 +242,9 @@ def test_queued_rooted_collectives_do_not_wait_for_their_check(tmp_path):
     rank 2's queued Broadcasts end at once but the last, which waits for the check before
     synchronize returns (as tests/c's `pipeline` mode checks from C)."""
     late = scaled(2.0)
-    outs = run_ranks(tmp_path, QUEUED_ACROSS_HOSTS, 4, timeout=scaled(90), env={"LATE_S": str(late)},
+    # The link declared so that the star is chosen, not a chain through rank 1
+    env = {"LATE_S": str(late), "PYHCCL_NET_LATENCY_US": "50", "PYHCCL_NET_MESSAGE_US": "1"}
+    outs = run_ranks(tmp_path, QUEUED_ACROSS_HOSTS, 4, timeout=scaled(90), env=env,
                      rank_env={r: {"PYHCCL_HOST_TAG": f"h{r}"} for r in range(4)})
     ends = [line.split()[1:] for line in outs[2].splitlines() if line.startswith("ENDS")]
     assert ends, outs

@@ -8,6 +8,10 @@ namespace {
 // Shared memory within a host, for the cost model: a few microseconds a step.
 constexpr LinkCost kShm{3e-6, 1.0 / 5e9};
 
+// What a rank spends on the messages between hosts it sends and receives,
+// `m` of them each way (tuning.net_message, measured at set-up or declared).
+double msgs(const Ctx &x, double m) { return 2 * m * x.comm.tuning.net_message; }
+
 // Across hosts, for collectives with the leader algorithm (AllReduce, AllGather,
 // ReduceScatter): the cheapest by the cost model (tuning.net: the
 // link's latency and bandwidth, measured or declared). S bytes, H hosts of at most L
@@ -27,38 +31,38 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
   };
   std::vector<Choice> c;
   const bool leader_ok = H <= kFlatRanks;
-  // What the busiest rank spends on the messages between hosts it sends and
-  // receives: `m` of them each way.
-  const double o = x.comm.tuning.net_message;
-  auto msgs = [o](double m) { return 2 * m * o; };
   if (x.spec.kind == OpKind::kAllReduce) {
     if (x.n <= kFlatRanks)
-      c.push_back({Algo::kFlat, net.time(1, L * (n - L) * S) + kShm.time(1, (L - 1) * S) + msgs(n - Lmin)});
+      c.push_back({Algo::kFlat, net.time(1, L * (n - L) * S) + kShm.time(1, (L - 1) * S) + msgs(x, n - Lmin)});
     if (leader_ok)
-      c.push_back({Algo::kLeader, net.time(1, (H - 1) * S) + kShm.time(2, 2 * (L - 1) * S) + msgs(H - 1)});
+      c.push_back({Algo::kLeader, net.time(1, (H - 1) * S) + kShm.time(2, 2 * (L - 1) * S) + msgs(x, H - 1)});
     if (hier_ok)
       c.push_back({Algo::kHier, net.time(2 * (H - 1), 2 * (H - 1) / H * S) +
-                                    kShm.time(2 * (L - 1), 2 * (L - 1) / L * S) + msgs(2 * (H - 1))});
-    c.push_back({Algo::kRing, net.time(2 * (n - 1), 2 * (n - 1) / n * S) + msgs(2 * (n - 1))});
+                                    kShm.time(2 * (L - 1), 2 * (L - 1) / L * S) + msgs(x, 2 * (H - 1))});
+    c.push_back({Algo::kRing, net.time(2 * (n - 1), 2 * (n - 1) / n * S) + msgs(x, 2 * (n - 1))});
   } else {  // AllGather, ReduceScatter (S: the whole buffer, n blocks)
     // The leader's steps do not overlap: its host's copies (packing, handing
     // out) count in full, so from some size the pipelined ring wins.
     // A leader sends its host's L blocks to H-1 leaders and gets the n-L others:
     // (H-1)/H S each way on even hosts, more on the busiest of uneven ones.
     const double lead_bytes = std::max(n - Lmin, (H - 1) * L) / n * S;
-    if (leader_ok) c.push_back({Algo::kLeader, net.time(1, lead_bytes) + kShm.time(2, L * S) + msgs(H - 1)});
+    if (leader_ok) c.push_back({Algo::kLeader, net.time(1, lead_bytes) + kShm.time(2, L * S) + msgs(x, H - 1)});
     if (hier_ok)
       c.push_back({Algo::kHier, net.time(H - 1, (H - 1) / H * S) + kShm.time(L - 1, (L - 1) / L * S) +
-                                    msgs(H - 1)});
-    c.push_back({Algo::kRing, net.time(n - 1, (n - 1) / n * S) + msgs(n - 1)});
+                                    msgs(x, H - 1)});
+    c.push_back({Algo::kRing, net.time(n - 1, (n - 1) / n * S) + msgs(x, n - 1)});
   }
   return std::min_element(c.begin(), c.end(), [](const Choice &a, const Choice &b) { return a.t < b.t; })->algo;
 }
 
 // A tree between the hosts: a star (one step; H - 1 buffers over the root
-// host's link) or a chain (H - 1 steps, each link one buffer, streamed).
-double star_time(const Ctx &x, double S) { return x.comm.tuning.net.time(1, (x.topo.nhosts() - 1) * S); }
-double chain_time(const Ctx &x, double S) { return x.comm.tuning.net.time(x.topo.nhosts() - 1, S); }
+// host's link, H - 1 messages at the root) or a chain (H - 1 steps, each link
+// one buffer, streamed; one message in and one out at each head).
+double star_time(const Ctx &x, double S) {
+  const double H = x.topo.nhosts();
+  return x.comm.tuning.net.time(1, (H - 1) * S) + msgs(x, H - 1);
+}
+double chain_time(const Ctx &x, double S) { return x.comm.tuning.net.time(x.topo.nhosts() - 1, S) + msgs(x, 1); }
 
 // Reduce across hosts: flat (every rank sends the root its buffer: n - L
 // buffers over the root host's link) against the tree (a step inside each
@@ -66,7 +70,7 @@ double chain_time(const Ctx &x, double S) { return x.comm.tuning.net.time(x.topo
 bool flat_reduce_across_hosts(const Ctx &x, size_t bytes) {
   const double S = static_cast<double>(bytes);
   const double here = static_cast<double>(x.topo.hosts[x.topo.host_of[x.root]].size());
-  return x.comm.tuning.net.time(1, (x.n - here) * S) <=
+  return x.comm.tuning.net.time(1, (x.n - here) * S) + msgs(x, x.n - here) <=
          std::min(star_time(x, S), chain_time(x, S)) + kShm.time(1, S);
 }
 

@@ -35,13 +35,16 @@ void link(const std::vector<int> &order, bool chain, int me, Tree *t) {
 
 // Hosts in order from the root's; one rank per host (the root on its own)
 // heads its host. `chain`: within each host; `chain_across`: between the heads.
-Tree make_tree(const Ctx &x, int root, bool chain, bool chain_across) {
+// `backward`: the heads from the root's host back (a Reduce, whose data flows
+// up the tree: then along the signature path, host order, which spares the
+// path's header where a data message links two neighbours; ctx.h).
+Tree make_tree(const Ctx &x, int root, bool chain, bool chain_across, bool backward) {
   const Topology &topo = x.topo;
   const int H = topo.nhosts(), rh = topo.host_of[root];
   std::vector<int> heads;
   Tree t;
   for (int k = 0; k < H; ++k) {
-    int h = (rh + k) % H;
+    int h = (rh + (backward ? H - k : k)) % H;
     int head = h == rh ? root : topo.hosts[h][0];
     heads.push_back(head);
     if (h == topo.host_of[x.me]) {
@@ -78,7 +81,7 @@ HcclResult tree_broadcast(Ctx &x) {
     return rooted_exchange(
         x, root, true, [&](Batch &b, int p) { b.send(p, buf, bytes); },
         [&](Batch &b) { b.recv(root, buf, bytes); });
-  Tree t = make_tree(x, root, chain, chain_across);
+  Tree t = make_tree(x, root, chain, chain_across, false);
   Batch b(x);
   // A rank that disagrees (about the root, say) would wait for a parent that never sends.
   path_check(x, b, [&](int p) { return p == t.parent; }, [&](int p) { return t.has_child(p); });
@@ -93,7 +96,7 @@ HcclResult tree_reduce(Ctx &x) {
   char *out = x.out;
   const int root = x.root;
   const size_t bytes = x.count * x.es;
-  Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min, chain_across_hosts(x, bytes));
+  Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min, chain_across_hosts(x, bytes), true);
   char *acc = x.me == root ? out : t.children.empty() ? nullptr : x.comm.scratch(0, bytes);
   Batch b(x);
   path_check(x, b, [&](int p) { return t.has_child(p); }, [&](int p) { return p == t.parent; });
