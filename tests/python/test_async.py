@@ -251,3 +251,40 @@ def test_queued_rooted_collectives_do_not_wait_for_their_check(tmp_path):
     early, last = map(float, ends[0])
     assert early < late / 2, f"the last but one Broadcast waited for the late rank: {early:.3f} s"
     assert last > late * 0.9, f"the last Broadcast did not wait for its check: {last:.3f} s"
+
+
+ROOT_RUNS_AHEAD = """
+    import threading
+    rank, path = int(sys.argv[1]), sys.argv[2]
+    comm = pyhccl.Comm(2, root_info(path, rank), rank)
+    s = pyhccl.Stream()
+    xs = [pyhccl.full(32768, rank, np.int32) for _ in range(3)]  # beyond a board
+    y = pyhccl.full(2, rank + 1, np.float32)
+    comm.barrier(stream=s)
+    s.synchronize()
+    gate = threading.Event()
+    s.launch_host_func(gate.wait, 60)
+    if rank == 0:
+        s.launch_host_func(time.sleep, 0.5)  # rank 1 runs ahead meanwhile
+    comm.broadcast(xs[0], 1, stream=s)
+    comm.broadcast(xs[1], 1, stream=s)
+    comm.broadcast(xs[2], 1, stream=s)
+    comm.all_reduce(y, stream=s)  # on the boards
+    gate.set()
+    s.synchronize()
+    assert all((x.get() == 1).all() for x in xs) and (y.get() == 3).all()
+    print("ALGOS", [r["algorithm"] for r in comm.flight_record()[-4:]], flush=True)
+    comm.destroy()
+"""
+
+
+@first_rank_only
+@pytest.mark.timeout(120)
+def test_a_root_that_runs_ahead_is_no_mismatch(tmp_path):
+    """One host: rank 1, the root of queued Broadcasts, runs ahead of rank 0 into a board
+    exchange, where rank 0's signature-check headers of the Broadcasts (received later,
+    ctx.h) reach it. Such a message tells of a peer behind, not of one that runs something
+    else (it failed as "collective #5 differs")."""
+    outs = run_ranks(tmp_path, ROOT_RUNS_AHEAD, 2, timeout=scaled(60))
+    for out in outs:
+        assert "ALGOS ['flat', 'flat', 'flat', 'board']" in out, out
