@@ -185,8 +185,8 @@ int run_mismatch(HcclComm comm, aclrtStream s, const char *what) {
 }
 
 /* Broadcasts (or Reduces) from root 0, queued back to back, do not wait for
- * the signature check (algo/ctx.h, path_check) of a rank LATE seconds late:
- * on 4x1 hosts the path is 0 1 2 3, and rank 2 hears from rank 1 (late) only
+ * the signature check (algo/ctx.h, signature_check) of a rank LATE seconds late:
+ * on 4x1 hosts its tree is the path 0 1 2 3, and rank 2 hears from rank 1 (late) only
  * that check, while its data comes from the root (Broadcast) or goes to it
  * (Reduce), over TCP, whose buffers take what the root sends rank 1 too. So
  * rank 2's operations but the last complete at once; the last one, which

@@ -237,7 +237,7 @@ for n in (2, 4):
 # Across simulated hosts, where a Broadcast or Reduce tree compares signatures in its own
 # step (algo/tree.cc), not on boards: still every rank fails, within seconds.
 # q-: between agreeing Broadcasts and Reduces, all queued behind a held stream, each of
-# which leaves its signature check to the next (algo/ctx.h, path_check).
+# which leaves its signature check to the next (algo/ctx.h, signature_check).
 for layout in ("2x2", "4x1"):
     for what in ("count", "bcastbig", "bcastroot", "reduceroot", "q-bcastroot", "q-reduceroot"):
         case("mismatch", f"{what}-hosts-{layout}", 4, what, timeout=60,

@@ -161,7 +161,7 @@ ACROSS_HOSTS = """
     comm.gather(np.zeros(2 if rank == 0 else 3, np.int32), recv, 2)  # counts differ
     try:
         pyhccl.current_stream().synchronize()
-        # Rank 0's send matched nothing it checks (the signature path starts at it): it
+        # Rank 0's send matched nothing it checks (the signature check's tree starts at it): it
         # hears of the failure through the communicator's async error.
         deadline = time.monotonic() + 10
         while comm.async_error() is None and time.monotonic() < deadline:

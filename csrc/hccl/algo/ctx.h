@@ -119,29 +119,34 @@ constexpr int kFlatRanks = 16;
 HcclResult compare_signatures(Ctx &x);
 
 // The signature check of collectives whose data does not bring every pair
-// of ranks together (rooted ones). The ranks in host order form a path; each
-// one hears from the rank before it on the path in every such operation:
-// the data it receives from it when there is some (`from(p)`: this rank
-// receives data from p in the step), else a header-only message (and it
-// sends the next rank a header unless it sends it data, `to(p)`). Where ranks disagree, two neighbours on the path differ,
-// and the second one meets a message it does not expect (or with another
-// signature), fails and tells every rank; so no rank waits for data that a
-// rank that disagrees never sends. At most n - 1 headers (H - 1 between
-// hosts), where a header between every pair took n(n-1). The check does not
+// of ranks together (rooted ones). The ranks form a fixed tree, the same
+// whatever the operation (Topology::check_parent): within each host a path
+// in rank order, between hosts each host's first rank to the next host's,
+// where trees and chains across hosts link them too. Each rank hears from its
+// parent in the tree in every such operation: through the data it receives
+// from it when there is some (`from(p)`: this rank receives data from p in
+// the step), else through a header-only message (and it sends each child a
+// header unless it sends it data, `to(p)`). Where ranks disagree, a parent
+// and a child in the tree differ, and the child meets a message it does not
+// expect (or with another signature), fails and tells every rank; so no rank
+// waits for data that a rank that disagrees never sends. At most n - 1
+// headers (H - 1 between hosts), where a header between every pair took
+// n(n-1). The check does not
 // hold the step (recv_header_later): a rank whose data messages matched has
 // its result (each carries the operation's signature), and a difference
 // found later fails the operation running then, before the stream lets
 // anything see this one complete (comm/exec.cc).
 template <typename From, typename To>
-void path_check(Ctx &x, Batch &b, From from, To to) {
-  const int next = x.topo.after_in_host_order(x.me), prev = x.topo.before_in_host_order(x.me);
-  if (next >= 0 && !to(next)) b.send(next, nullptr, 0);
-  if (prev >= 0 && !from(prev)) b.recv_header_later(prev);
+void signature_check(Ctx &x, Batch &b, From from, To to) {
+  for (int c : x.topo.check_children(x.me))
+    if (c >= 0 && !to(c)) b.send(c, nullptr, 0);
+  const int parent = x.topo.check_parent(x.me);
+  if (parent >= 0 && !from(parent)) b.recv_header_later(parent);
 }
 
 // Rooted collectives in one step: the data between the root and every other
 // rank (`root_send(b, peer)` at the root, `from_root(b)` elsewhere), which
-// flows from the root when `root_sends`, else to it; and the path check.
+// flows from the root when `root_sends`, else to it; and the signature check.
 template <typename RootSend, typename FromRoot>
 HcclResult rooted_exchange(Ctx &x, int root, bool root_sends, RootSend root_send, FromRoot from_root);
 
@@ -150,7 +155,7 @@ HcclResult rooted_exchange(Ctx &x, int root, bool root_sends, RootSend root_send
   const bool data_in = root_sends != (x.me == root);  // this rank receives the data
   auto linked = [&](int p) { return x.me == root || p == root; };  // data between this rank and p
   Batch b(x);
-  path_check(x, b, [&](int p) { return data_in && linked(p); }, [&](int p) { return !data_in && linked(p); });
+  signature_check(x, b, [&](int p) { return data_in && linked(p); }, [&](int p) { return !data_in && linked(p); });
   if (x.me == root)
     for (int k = 1; k < x.n; ++k) root_send(b, (x.me + k) % x.n);
   else

@@ -14,16 +14,17 @@ std::vector<int> Topology::host_order() const {
   return order;
 }
 
-int Topology::before_in_host_order(int rank) const {
+int Topology::check_parent(int rank) const {
   const int h = host_of[rank], i = local_index[rank];
   if (i > 0) return hosts[h][i - 1];
-  return h > 0 ? hosts[h - 1].back() : -1;
+  return h > 0 ? hosts[h - 1][0] : -1;
 }
 
-int Topology::after_in_host_order(int rank) const {
+std::array<int, 2> Topology::check_children(int rank) const {
   const int h = host_of[rank], i = local_index[rank];
-  if (i + 1 < static_cast<int>(hosts[h].size())) return hosts[h][i + 1];
-  return h + 1 < nhosts() ? hosts[h + 1][0] : -1;
+  const int in_host = i + 1 < static_cast<int>(hosts[h].size()) ? hosts[h][i + 1] : -1;
+  const int next_host = i == 0 && h + 1 < nhosts() ? hosts[h + 1][0] : -1;
+  return {in_host, next_host};
 }
 
 }  // namespace hccl

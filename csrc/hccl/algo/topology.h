@@ -2,6 +2,7 @@
 // comm/topology.cc from every rank's HostIdentity).
 #pragma once
 
+#include <array>
 #include <string>
 #include <vector>
 
@@ -22,9 +23,11 @@ struct Topology {
   int rank_at(int h, int i) const { return hosts[h][i]; }
   // All ranks ordered host by host (a ring that crosses each host boundary once).
   std::vector<int> host_order() const;
-  // The rank before / after `rank` in host_order(), or -1 at its ends.
-  int before_in_host_order(int rank) const;
-  int after_in_host_order(int rank) const;
+  // The signature check's tree (algo/ctx.h): within each host the ranks in
+  // order, one after the other; between hosts, each host's first rank to the
+  // next host's. check_parent: -1 at rank 0's. check_children: -1 where none.
+  int check_parent(int rank) const;
+  std::array<int, 2> check_children(int rank) const;
 };
 
 }  // namespace hccl

@@ -36,8 +36,8 @@ void link(const std::vector<int> &order, bool chain, int me, Tree *t) {
 // Hosts in order from the root's; one rank per host (the root on its own)
 // heads its host. `chain`: within each host; `chain_across`: between the heads.
 // `backward`: the heads from the root's host back (a Reduce, whose data flows
-// up the tree: then along the signature path, host order, which spares the
-// path's header where a data message links two neighbours; ctx.h).
+// up the tree: then forward in host order, as the signature check's tree
+// between hosts, whose headers a data message spares; ctx.h).
 Tree make_tree(const Ctx &x, int root, bool chain, bool chain_across, bool backward) {
   const Topology &topo = x.topo;
   const int H = topo.nhosts(), rh = topo.host_of[root];
@@ -84,7 +84,7 @@ HcclResult tree_broadcast(Ctx &x) {
   Tree t = make_tree(x, root, chain, chain_across, false);
   Batch b(x);
   // A rank that disagrees (about the root, say) would wait for a parent that never sends.
-  path_check(x, b, [&](int p) { return p == t.parent; }, [&](int p) { return t.has_child(p); });
+  signature_check(x, b, [&](int p) { return p == t.parent; }, [&](int p) { return t.has_child(p); });
   Dep got;
   if (t.parent >= 0) got.region = b.recv(t.parent, buf, bytes);
   for (int c : t.children) b.send(c, buf, bytes, got);  // forwarded as it arrives
@@ -99,7 +99,7 @@ HcclResult tree_reduce(Ctx &x) {
   Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min, chain_across_hosts(x, bytes), true);
   char *acc = x.me == root ? out : t.children.empty() ? nullptr : x.comm.scratch(0, bytes);
   Batch b(x);
-  path_check(x, b, [&](int p) { return t.has_child(p); }, [&](int p) { return p == t.parent; });
+  signature_check(x, b, [&](int p) { return t.has_child(p); }, [&](int p) { return p == t.parent; });
   Dep sum;  // in op child 0 op child 1 ..., in that order
   for (size_t i = 0; i < t.children.size(); ++i)
     sum.region = b.recv_reduce(t.children[i], i == 0 ? in : acc, acc, bytes, sum);
