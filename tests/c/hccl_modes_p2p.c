@@ -74,10 +74,13 @@ int run_order(const char *rootfile, aclrtStream s, const char *what, size_t coun
   const aclError e = o.e;
   const HcclResult ae = o.async;
   const char *msg = o.msg;
-  if (off) { /* the first to time out may go on into the other's wait: its error is relayed */
+  if (off) {
+    /* Both time out. The first to word it names the likely cause (the peer sent nothing
+     * on this communicator); it may then go on into the other's wait and send there
+     * before the other words its own, which then names no cause: test_c_hccl.py checks
+     * that one rank does (outcome() printed each message). */
     CHECK(e != ACL_SUCCESS, "aclError %d, async error %d", (int)e, (int)ae);
-    CHECK(strstr(msg, "timed out") != NULL && strstr(msg, "use one order on every rank") != NULL,
-          "not a timeout naming the cause: %s", msg);
+    CHECK(strstr(msg, "timed out") != NULL, "not a timeout: %s", msg);
   } else if (opposite) {
     char want[256];
     snprintf(want, sizeof(want), "is blocked in communicator %s's collective #1 while this rank "

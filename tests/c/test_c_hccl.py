@@ -80,6 +80,10 @@ def _relayed_names_rank_2(results, took):
     assert "rank 0 failed (" in results[1][1], results[1][1]
 
 
+def _one_names_the_order(results, took):
+    assert any("use one order on every rank" in out for _, out in results), results
+
+
 def _warns_once(value):
     def check(results, took):
         out = results[0][1]
@@ -307,7 +311,8 @@ case("p2pring", "timeout-across-hosts", 2, "timeout", 16 << 20, "host", timeout=
 # order works.
 for what, count in (("opposite", 8), ("opposite", 1 << 18), ("same", 1 << 18), ("off", 1 << 18)):
     case("order", f"{what}-{count}", 2, what, count, "host", timeout=60,
-         env={"PYHCCL_ORDER_CHECK": "0", "HCCL_EXEC_TIMEOUT": "2"} if what == "off" else None)
+         env={"PYHCCL_ORDER_CHECK": "0", "HCCL_EXEC_TIMEOUT": "2"} if what == "off" else None,
+         check=_one_names_the_order if what == "off" else None)
 
 
 @pytest.mark.parametrize("c", [pytest.param(c, id=f"{c.mode}-{c.label}",
