@@ -106,6 +106,7 @@ constexpr uint64_t kLaterOps = 32;
 // unless this communicator's next operation follows at once on this stream
 // (it checks them as it runs), and at most kLaterOps operations back.
 HcclResult check_later(Comm &c, Ctx &x) {
+  if (!c.engine->keeps_later()) return HCCL_SUCCESS;  // nor a look at the stream (its lock)
   const uint64_t seq = c.op_seq.load();  // this collective's, or the last one's (send/recv)
   const bool next_is_ours = hostrt::next_task_tag() == &c;
   const uint64_t upto = !next_is_ours ? seq : seq > kLaterOps ? seq - kLaterOps : 0;

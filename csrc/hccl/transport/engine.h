@@ -41,6 +41,12 @@ class Engine {
   // Waits until every kept `later` receive of collectives up to `seq` has
   // completed (their headers came in and matched), or fails (*err).
   HcclResult drain(uint64_t seq, WaitError *err);
+  // Whether any `later` receive is kept (drain() would have something to do).
+  bool keeps_later() const {
+    for (const auto &q : later_)
+      if (!q.empty()) return true;
+    return false;
+  }
 
   // Tells every peer, best effort, that this rank failed in collective `seq`
   // because of rank `culprit` (-1: this rank).
