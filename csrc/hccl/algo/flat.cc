@@ -2,8 +2,9 @@
 //   AllReduce  every rank sends its buffer to every other and reduces all n
 //              buffers in rank order;
 //   Reduce     every rank sends its buffer to the root, which reduces; the
-//              ranks check signatures along a path in the same step, so that
-//              a rank that disagrees about the root is told, on every rank.
+//              ranks check signatures along a fixed tree (ctx.h) in the same
+//              step, so that a rank that disagrees about the root is told, on
+//              every rank.
 #include <vector>
 
 #include "hccl/algo/algorithms.h"

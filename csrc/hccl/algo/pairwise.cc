@@ -89,7 +89,7 @@ HcclResult scatter(Ctx &x) {
   const size_t B = x.op.count * x.es;
   if (x.me == root && B > 0 && send + root * B != recv) std::memcpy(recv, send + root * B, B);
   if (x.n == 1) return HCCL_SUCCESS;
-  if (x.n <= kFlatRanks)  // one step, signatures checked along a path
+  if (x.n <= kFlatRanks)  // one step, signatures checked along a tree (ctx.h)
     return rooted_exchange(
         x, root, true,
         [&](Batch &b, int p) { b.send(p, send + p * B, B); },
@@ -116,7 +116,7 @@ HcclResult gather(Ctx &x) {
   const size_t B = x.op.count * x.es;
   if (x.me == root && B > 0 && recv + root * B != send) std::memcpy(recv + root * B, send, B);
   if (x.n == 1) return HCCL_SUCCESS;
-  if (x.n <= kFlatRanks)  // one step, signatures checked along a path
+  if (x.n <= kFlatRanks)  // one step, signatures checked along a tree (ctx.h)
     return rooted_exchange(
         x, root, false,
         [&](Batch &b, int p) { b.recv(p, recv + p * B, B); },

@@ -14,7 +14,8 @@
 //                 all-gather); needs the same number of ranks on every host
 //         ring    one ring over all ranks, host by host
 //         tree    Broadcast/Reduce: star for small messages, a pipelined
-//                 chain for large ones; across hosts through one rank per host
+//                 chain for large ones; across hosts through one rank per host,
+//                 a star or a chain between them by the cost model
 //         pairwise  AlltoAll: every pair exchanges directly
 //         leader  AllReduce across hosts: reduce onto one rank per host, the
 //                 leaders exchange partial sums, each hands its host the result
@@ -51,8 +52,9 @@ struct AlgoTuning {
   // set-up (comm/link_probe.h); 50 us and 10 Gbit/s until then.
   LinkCost net{50e-6, 8.0 / 10e9};
   // The time a rank spends on each message between hosts it sends or receives
-  // (system calls, wake-ups), which flat algorithms pay n - L times per step
-  // (PYHCCL_NET_MESSAGE_US, or measured); 0 until then.
+  // (system calls, wake-ups), which the cost model charges each candidate for
+  // the messages of its busiest rank (select.cc; PYHCCL_NET_MESSAGE_US, or
+  // measured); 0 until then.
   double net_message = 0;
   // The link from nanoseconds and bits per second; a 0 keeps that part as it is.
   void set_net(uint64_t latency_ns, uint64_t bits_per_s, uint64_t message_ns) {
