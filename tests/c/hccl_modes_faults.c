@@ -83,7 +83,8 @@ int run_failure(HcclComm comm, aclrtStream s, int kill_mode, size_t n) {
 /* Rank 0 calls something else than the others (WHAT: another count, count 0,
  * a count on another algorithm (bigcount, bcastbig: board against FIFO
  * messages), another root, dtype or op, HcclSend instead of the collective, or a
- * send/receive pair with other dtypes): every rank must fail quickly with
+ * send/receive pair with other dtypes; agbcast: rank 2 a Broadcast where the
+ * others run an AllGather): every rank must fail quickly with
  * HCCL_E_PARA and a message that says what differs, not garbage or a hang. */
 /* A stream task that holds its stream until *flag is set: the operations
  * queued behind it are all there when the first of them runs. */
@@ -105,7 +106,10 @@ int run_mismatch(HcclComm comm, aclrtStream s, const char *what) {
   static float x[1 << 16], y[16];
   for (int i = 0; i < 1 << 16; ++i) x[i] = 1.0f;
   double t0 = now_s();
-  int odd = g_rank == 0;
+  /* agbcast: rank 2 runs a Broadcast from rank 0 where the others run an
+   * AllGather (on 4x1 hosts, recursive doubling between the leaders). */
+  const int agbcast = strcmp(what, "agbcast") == 0;
+  int odd = g_rank == (agbcast ? 2 : 0);
   const HcclDataType f32 = HCCL_DATA_TYPE_FP32;
   /* q-WHAT: WHAT between agreeing rooted collectives, all queued before the
    * first runs, so that each leaves its signature check to the next
@@ -132,6 +136,9 @@ int run_mismatch(HcclComm comm, aclrtStream s, const char *what) {
     HCCL_OK(HcclReduce(x, x, 8, f32, HCCL_REDUCE_SUM, odd ? 0 : 1, comm, s));
   } else if (strcmp(what, "scatterroot") == 0) {
     HCCL_OK(HcclScatter(x, x + 32, 4, f32, odd ? 0 : 1, comm, s));
+  } else if (agbcast) {
+    if (odd) HCCL_OK(HcclBroadcast(x, 8 * (uint64_t)g_n, f32, 0, comm, s));
+    else HCCL_OK(HcclAllGather(x, x + 1024, 8, f32, comm, s));
   } else if (strcmp(what, "dtype") == 0) {
     HCCL_OK(HcclAllReduce(x, x, 8, odd ? HCCL_DATA_TYPE_INT32 : f32, HCCL_REDUCE_MAX, comm, s));
   } else if (strcmp(what, "op") == 0) {

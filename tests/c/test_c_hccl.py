@@ -174,6 +174,10 @@ case("suite", "leader-3+1", 4, "host", limit=300, rank_env_of=hosts_env(LAYOUTS[
 case("suite", "leader-1+2", 3, "device", limit=300, rank_env_of=hosts_env(LAYOUTS["1+2"]),
      env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 2,
           "PYHCCL_ALGO": "allreduce:leader,allgather:leader,reducescatter:leader"})
+# Four hosts, one of them with two ranks: the leaders by recursive doubling (leader.cc).
+case("suite", "leader-2+1+1+1", 5, "host", limit=300, rank_env_of=hosts_env([0, 0, 1, 2, 3]),
+     env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 4,
+          "PYHCCL_ALGO": "allreduce:leader,allgather:leader,reducescatter:leader"})
 # TCP between every pair of ranks (one host).
 case("suite", "tcp", 3, "host", env={"PYHCCL_TRANSPORT": "tcp"}, limit=300)
 case("suite", "tcp-ring-small-chunks", 3, "host", limit=300, env={
@@ -247,6 +251,13 @@ for layout in ("2x2", "4x1"):
         case("mismatch", f"{what}-hosts-{layout}", 4, what, timeout=60,
              rank_env_of=hosts_env(LAYOUTS[layout]))
 case("mismatch", "q-bcastroot-n4", 4, "q-bcastroot", timeout=60)
+# On 4x1 hosts, rank 2 in a Broadcast along the chain of hosts (the link declared so), the
+# others in an AllGather by recursive doubling between the leaders (leader.cc): still every
+# rank fails, within seconds.
+CHAIN_LINK = {r: {"PYHCCL_NET_MBITS": "1000", "PYHCCL_NET_LATENCY_US": "50",
+                  "PYHCCL_NET_MESSAGE_US": "40"} for r in range(4)}
+case("mismatch", "agbcast-hosts-4x1", 4, "agbcast", timeout=60,
+     rank_env_of=hosts_env(LAYOUTS["4x1"], CHAIN_LINK))
 
 # pipeline: queued Broadcasts (Reduces) across hosts do not wait for the signature check
 # of a late rank they exchange no data with, but the last one, which a synchronize waits

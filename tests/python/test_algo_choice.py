@@ -78,9 +78,10 @@ def test_choices_follow_the_cost_model(tmp_path):
     # star (H - 1 buffers over the root's link, as flat's n - L)
     assert [four_by_one[s][4] for s in (8, 64 << 10)] == ["flat", "tree"], four_by_one
     # AllGather and ReduceScatter: one leader per host while its copies cost less than
-    # the ring's extra steps, then the pipelined ring of hosts
+    # the ring's extra steps, then the pipelined ring of hosts; between 4 leaders,
+    # recursive doubling
     assert [four_by_one[s][2:4] for s in (8, 64 << 10, 4 << 20)] == [
-        ["leader"] * 2, ["leader"] * 2, ["hier"] * 2], four_by_one
+        ["leader:doubling"] * 2, ["leader:doubling"] * 2, ["hier"] * 2], four_by_one
     uneven = choices(tmp_path / "3+1", [0, 0, 0, 1])
     assert [uneven[s][2:4] for s in (8, 4 << 20)] == [["leader"] * 2, ["ring"] * 2], uneven
     # Where each message between hosts costs a rank 20 us, a small AllReduce on 2x2 goes

@@ -14,6 +14,9 @@ HcclResult run_flat(Ctx &x);
 HcclResult run_hier(Ctx &x, bool ring);
 // leader.cc: AllReduce, AllGather, ReduceScatter through one rank per host.
 HcclResult run_leader(Ctx &x);
+// The steps between the leaders of `hosts` hosts: log2 of it by recursive
+// doubling (a power of two from 4), else 1 (every leader to every other).
+int leader_steps(int hosts);
 // tree.cc: Broadcast, Reduce.
 HcclResult run_tree(Ctx &x);
 // pairwise.cc: AlltoAll(V), AllGatherV, ReduceScatterV, Scatter.

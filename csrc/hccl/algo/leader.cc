@@ -1,19 +1,32 @@
 // Leader algorithms, for small and medium messages across hosts: the ranks of
 // each host hand their buffers to its lowest rank (the leader) over shared
-// memory, the leaders exchange what their hosts have in one network step
-// (every leader to every other), and each hands its host the result.
-//   AllReduce      the leaders exchange their hosts' partial sums and fold them
-//                  in host order. A host's link carries (H-1) x S each way, where
-//                  the flat algorithm's carries L(n-L) x S; one network step,
-//                  where the ring needs 2(n-1).
+// memory, the leaders combine what their hosts have, and each hands its host
+// the result.
+//   AllReduce      the leaders combine their hosts' partial sums.
 //   AllGather      the leaders exchange their hosts' blocks.
-//   ReduceScatter  each leader sends every other the partial sums of that
-//                  host's blocks, and folds what it gets for its own.
-// AllGather and ReduceScatter carry (H-1)/H x S each way, as the hierarchical
-// ring does, in one step instead of H-1. Sums fold in local rank order, then
-// host order.
+//   ReduceScatter  the leaders combine the partial sums of each host's blocks
+//                  and each keeps its own host's.
+// Between the leaders, one of two shapes:
+//   exchange  one step, every leader to every other (H - 1 messages each way).
+//             AllReduce carries (H-1) x S over a host's link, where the flat
+//             algorithm's carries L(n-L) x S and the ring needs 2(n-1) steps;
+//             AllGather and ReduceScatter (H-1)/H x S, as the hierarchical
+//             ring does, in one step instead of H - 1.
+//   doubling  H a power of two from 4: log2 H steps of one message each way
+//             (recursive doubling; for ReduceScatter, halving). The same
+//             bytes for AllGather and ReduceScatter, log2 H x S for AllReduce.
+//             Step k pairs host h with h ^ (2^(k+1) - 1), its mirror in its
+//             block of 2^(k+1) hosts, not h ^ 2^k: both join the block's two
+//             halves, and the mirrors include every two neighbouring hosts,
+//             the signature check's tree between hosts (algo/ctx.h,
+//             Topology::check_parent). So a leader running another collective
+//             (a rooted one checks along that tree) hears from its neighbour
+//             with another signature and fails at once, as with the exchange.
+// Sums fold in local rank order, then host order (the exchange) or pairwise,
+// lower hosts first, the same on every rank (doubling).
 #include "hccl/algo/algorithms.h"
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -79,6 +92,26 @@ HcclResult exchange_leaders(Ctx &x, const Hosts &g, Out out, In in) {
   return b.run();
 }
 
+// Recursive doubling between the leaders (see the top).
+bool doubling(const Hosts &g) { return leader_steps(g.H) > 1; }
+int mirror(int h, int k) { return h ^ ((2 << k) - 1); }
+// The first host of host h's block of 2^k hosts.
+int block_of(int h, int k) { return h & ~((1 << k) - 1); }
+
+// One step with leader `peer`: `o` out, `i` in.
+HcclResult swap_with(Ctx &x, int peer, Range<const char> o, Range<char> i) {
+  Batch b(x);
+  b.send(peer, o.p, o.n);
+  b.recv(peer, i.p, i.n);
+  return b.run();
+}
+
+// dst = a op b, with the lower host's operand first (dst may be either).
+void fold_pair(Ctx &x, bool mine_first, char *dst, const void *mine, const void *theirs, uint64_t count) {
+  const void *srcs[2] = {mine_first ? mine : theirs, mine_first ? theirs : mine};
+  reduce(x.op.dtype, x.op.op, dst, srcs, 2, count);
+}
+
 // The leader: sends local rank j (j >= 1) `bytes` from `at(j)`.
 template <typename At>
 HcclResult hand_out(Ctx &x, const Hosts &g, size_t bytes, At at) {
@@ -104,14 +137,23 @@ HcclResult leader_all_reduce(Ctx &x) {
     reduce(x.op.dtype, x.op.op, out, srcs.data(), g.L, x.count);
   else if (out != in)
     std::memcpy(out, in, bytes);
-  // Every partial to every leader, reduced in host order.
-  rc = exchange_leaders(
-      x, g, [&](int) { return Range<const char>{out, bytes}; },
-      [&](int k) { return Range<char>{scratch + k * bytes, bytes}; });
-  if (rc != HCCL_SUCCESS) return rc;
-  srcs.clear();
-  for (int k = 0; k < g.H; ++k) srcs.push_back(k == g.h ? out : scratch + k * bytes);
-  reduce(x.op.dtype, x.op.op, out, srcs.data(), g.H, x.count);
+  if (doubling(g)) {
+    for (int k = 0; k < leader_steps(g.H); ++k) {
+      const int p = mirror(g.h, k);
+      rc = swap_with(x, g.leader(p), {out, bytes}, {scratch, bytes});
+      if (rc != HCCL_SUCCESS) return rc;
+      fold_pair(x, g.h < p, out, out, scratch, x.count);
+    }
+  } else {
+    // Every partial to every leader, reduced in host order.
+    rc = exchange_leaders(
+        x, g, [&](int) { return Range<const char>{out, bytes}; },
+        [&](int k) { return Range<char>{scratch + k * bytes, bytes}; });
+    if (rc != HCCL_SUCCESS) return rc;
+    srcs.clear();
+    for (int k = 0; k < g.H; ++k) srcs.push_back(k == g.h ? out : scratch + k * bytes);
+    reduce(x.op.dtype, x.op.op, out, srcs.data(), g.H, x.count);
+  }
   return hand_out(x, g, bytes, [&](int) { return out; });
 }
 
@@ -129,8 +171,16 @@ HcclResult leader_all_gather(Ctx &x) {
   char *pack = x.comm.scratch(0, S);
   auto host_part = [&](int k) { return Range<char>{pack + off[k], off[k + 1] - off[k]}; };
   for (int j = 0; j < g.L; ++j) std::memcpy(pack + off[g.h] + j * B, out + g.local[j] * B, B);
-  rc = exchange_leaders(
-      x, g, [&](int) { return Range<const char>{pack + off[g.h], off[g.h + 1] - off[g.h]}; }, host_part);
+  if (doubling(g)) {
+    // Step k: this leader's block of 2^k hosts for its mirror's.
+    for (int k = 0; k < leader_steps(g.H) && rc == HCCL_SUCCESS; ++k) {
+      const int p = mirror(g.h, k), a = block_of(g.h, k), c = block_of(p, k), w = 1 << k;
+      rc = swap_with(x, g.leader(p), {pack + off[a], off[a + w] - off[a]}, {pack + off[c], off[c + w] - off[c]});
+    }
+  } else {
+    rc = exchange_leaders(
+        x, g, [&](int) { return Range<const char>{pack + off[g.h], off[g.h + 1] - off[g.h]}; }, host_part);
+  }
   if (rc != HCCL_SUCCESS) return rc;
   for (int k = 0; k < g.H; ++k)
     for (size_t j = 0; k != g.h && j < g.t.hosts[k].size(); ++j)
@@ -147,7 +197,7 @@ HcclResult leader_reduce_scatter(Ctx &x) {
   // host, and what the other leaders send for this host's blocks (slot h: the result).
   const std::vector<size_t> off = g.offsets(B);
   const size_t mine = off[g.h + 1] - off[g.h];
-  char *inputs = x.comm.scratch(0, (g.L - 1) * S + S + g.H * mine);
+  char *inputs = x.comm.scratch(0, (g.L - 1) * S + S + std::max(g.H * mine, S));
   char *pack = inputs + (g.L - 1) * S;
   char *got = pack + S;
   HcclResult rc = gather_host(x, g, S, [&](int j) { return inputs + (j - 1) * S; });
@@ -161,21 +211,43 @@ HcclResult leader_reduce_scatter(Ctx &x) {
       for (size_t i = 0; i < srcs.size(); ++i) at[i] = static_cast<const char *>(srcs[i]) + g.t.hosts[k][j] * B;
       reduce(x.op.dtype, x.op.op, pack + off[k] + j * B, at.data(), g.L, x.count);
     }
-  rc = exchange_leaders(
-      x, g, [&](int k) { return Range<const char>{pack + off[k], off[k + 1] - off[k]}; },
-      [&](int k) { return Range<char>{got + k * mine, mine}; });
-  if (rc != HCCL_SUCCESS) return rc;
-  std::vector<const void *> hosts;
-  for (int k = 0; k < g.H; ++k) hosts.push_back(k == g.h ? pack + off[g.h] : got + k * mine);
-  char *result = got + g.h * mine;
-  reduce(x.op.dtype, x.op.op, result, hosts.data(), g.H, x.count * static_cast<size_t>(g.L));
+  char *result = pack + off[g.h];
+  if (doubling(g)) {
+    // Halving, from the widest step: of the sums for this leader's block of
+    // 2^(k+1) hosts, its mirror's half goes to the mirror, which sends those
+    // for this leader's half.
+    for (int k = leader_steps(g.H) - 1; k >= 0; --k) {
+      const int p = mirror(g.h, k), a = block_of(g.h, k), c = block_of(p, k), w = 1 << k;
+      const size_t half = off[a + w] - off[a];
+      rc = swap_with(x, g.leader(p), {pack + off[c], off[c + w] - off[c]}, {got, half});
+      if (rc != HCCL_SUCCESS) return rc;
+      fold_pair(x, g.h < p, pack + off[a], pack + off[a], got, half / x.es);
+    }
+  } else {
+    rc = exchange_leaders(
+        x, g, [&](int k) { return Range<const char>{pack + off[k], off[k + 1] - off[k]}; },
+        [&](int k) { return Range<char>{got + k * mine, mine}; });
+    if (rc != HCCL_SUCCESS) return rc;
+    std::vector<const void *> hosts;
+    for (int k = 0; k < g.H; ++k) hosts.push_back(k == g.h ? pack + off[g.h] : got + k * mine);
+    result = got + g.h * mine;
+    reduce(x.op.dtype, x.op.op, result, hosts.data(), g.H, x.count * static_cast<size_t>(g.L));
+  }
   std::memcpy(x.out, result, B);
   return hand_out(x, g, B, [&](int j) { return result + j * B; });
 }
 
 }  // namespace
 
+int leader_steps(int hosts) {
+  if (hosts < 4 || (hosts & (hosts - 1)) != 0) return 1;
+  int k = 0;
+  while ((1 << k) < hosts) ++k;
+  return k;
+}
+
 HcclResult run_leader(Ctx &x) {
+  if (leader_steps(x.topo.nhosts()) > 1) x.algo = "leader:doubling";
   switch (x.spec.kind) {
     case OpKind::kAllReduce: return leader_all_reduce(x);
     case OpKind::kAllGather: return leader_all_gather(x);

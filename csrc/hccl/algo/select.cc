@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "hccl/algo/algorithms.h"
+
 namespace hccl {
 namespace {
 
@@ -31,11 +33,15 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
   };
   std::vector<Choice> c;
   const bool leader_ok = H <= kFlatRanks;
+  // Between the leaders: one step of H - 1 messages, or log2 H of one (leader.cc).
+  const double lead_steps = leader_steps(x.topo.nhosts());
+  const double lead_msgs = lead_steps > 1 ? lead_steps : H - 1;
   if (x.spec.kind == OpKind::kAllReduce) {
     if (x.n <= kFlatRanks)
       c.push_back({Algo::kFlat, net.time(1, L * (n - L) * S) + kShm.time(1, (L - 1) * S) + msgs(x, n - Lmin)});
     if (leader_ok)
-      c.push_back({Algo::kLeader, net.time(1, (H - 1) * S) + kShm.time(2, 2 * (L - 1) * S) + msgs(x, H - 1)});
+      c.push_back({Algo::kLeader, net.time(lead_steps, lead_msgs * S) +
+                                      kShm.time(2, 2 * (L - 1) * S) + msgs(x, lead_msgs)});
     if (hier_ok)
       c.push_back({Algo::kHier, net.time(2 * (H - 1), 2 * (H - 1) / H * S) +
                                     kShm.time(2 * (L - 1), 2 * (L - 1) / L * S) + msgs(x, 2 * (H - 1))});
@@ -46,7 +52,8 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
     // A leader sends its host's L blocks to H-1 leaders and gets the n-L others:
     // (H-1)/H S each way on even hosts, more on the busiest of uneven ones.
     const double lead_bytes = std::max(n - Lmin, (H - 1) * L) / n * S;
-    if (leader_ok) c.push_back({Algo::kLeader, net.time(1, lead_bytes) + kShm.time(2, L * S) + msgs(x, H - 1)});
+    if (leader_ok)
+      c.push_back({Algo::kLeader, net.time(lead_steps, lead_bytes) + kShm.time(2, L * S) + msgs(x, lead_msgs)});
     if (hier_ok)
       c.push_back({Algo::kHier, net.time(H - 1, (H - 1) / H * S) + kShm.time(L - 1, (L - 1) / L * S) +
                                     msgs(x, H - 1)});
