@@ -37,6 +37,9 @@ int dial(const SockAddr &peer, Clock::time_point deadline, int *last_err,
 
 // TCP_NODELAY (and no SIGPIPE where the platform has a socket option for it).
 void set_nodelay(int fd);
+// TCP_QUICKACK: leaves the kernel's delayed-ACK (interactive) mode for now and
+// sends an ACK that is due; not sticky (transport/tcp/conn.h, kQuickAckBytes).
+void quick_ack(int fd);
 // Socket buffers of `bytes` each way (the kernel may cap them).
 void set_buffers(int fd, int bytes);
 // How a connection rides out an outage (docs/TRANSPORT.md, "Outages"): the

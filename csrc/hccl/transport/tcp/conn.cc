@@ -200,8 +200,15 @@ HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
       continue;
     t->complete = true;
     s.sends.pop_front();
+    if (expects_large(s)) net::quick_ack(s.fd);
   }
   return HCCL_SUCCESS;
+}
+
+bool TcpConnection::expects_large(const Sock &s) {
+  for (const Transfer *t : s.recvs)
+    if (t->bytes >= kQuickAckBytes) return true;
+  return false;
 }
 
 ssize_t TcpConnection::read(Sock &s, char *dst, size_t len, bool payload, WaitError *err) {
@@ -274,6 +281,7 @@ HcclResult TcpConnection::recv_some(Sock &s, bool *moved, WaitError *err) {
       last_seen_ = s.rx_hdr.sig;
       HcclResult rc = check_header(s.rx_hdr, *t, err);
       if (rc != HCCL_SUCCESS) return rc;
+      if (t->bytes >= kQuickAckBytes) net::quick_ack(s.fd);  // see kQuickAckBytes
       s.rx_crc = s.rx_hdr.flags & kMsgCrc ? common::crc32c(0, &s.rx_hdr, sizeof(MsgHeader)) : 0;
       s.rx_trailer_got = 0;
       t->started = true;

@@ -63,6 +63,16 @@ class TcpConnection final : public Connection {
   // kernel for this much, so that a small message takes one recv(), not one
   // for each of its parts, and several queued ones take one between them.
   static constexpr size_t kAheadBytes = 4096;
+  // Two ranks that take turns sending on a socket look interactive to Linux,
+  // which then holds its ACKs to ride on this rank's next message (pingpong
+  // mode), and a read no longer sends them. A peer in the middle of a message
+  // larger than its congestion window then waits for them: 40 ms or more (on
+  // simulated 4x2 hosts, queued 64 KiB AllReduces stalled 6-11 times in 120).
+  // So the socket leaves that mode (TCP_QUICKACK, which also sends what ACK is
+  // due) when a message this large starts to come in, and after this rank's
+  // message goes out while one is expected.
+  static constexpr size_t kQuickAckBytes = 16 << 10;
+  static bool expects_large(const Sock &s);
 
   HcclResult send_some(Sock &s, bool *moved, WaitError *err);
   HcclResult recv_some(Sock &s, bool *moved, WaitError *err);
