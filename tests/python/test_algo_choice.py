@@ -72,6 +72,10 @@ def test_choices_follow_the_cost_model(tmp_path):
     # tree's H - 1 and its step inside the host
     assert [two_by_two[s][4] for s in (8, 64 << 10)] == ["flat", "tree"], two_by_two
     four_by_one = choices(tmp_path / "4x1", [0, 1, 2, 3])
+    # AllReduce between 4 leaders: a medium one halves, then doubles (a reduce-scatter and
+    # an all-gather: 1.5 S over each link in 4 steps, where the ring of hosts takes 6)
+    assert [four_by_one[s][0] for s in (8, 64 << 10, 4 << 20)] == ["flat", "leader:halving",
+                                                                     "hier"], four_by_one
     assert four_by_one[8][1] == "hosts:star", four_by_one
     assert four_by_one[64 << 10][1] == "hosts:chain", four_by_one
     # Reduce: against the tree's chain between hosts (one buffer per link), not only its

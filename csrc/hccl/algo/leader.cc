@@ -14,7 +14,9 @@
 //             ring does, in one step instead of H - 1.
 //   doubling  H a power of two from 4: log2 H steps of one message each way
 //             (recursive doubling; for ReduceScatter, halving). The same
-//             bytes for AllGather and ReduceScatter, log2 H x S for AllReduce.
+//             bytes for AllGather and ReduceScatter, log2 H x S for AllReduce;
+//             or, for AllReduce where the cost model says so (select.cc), halving
+//             then doubling over H blocks: 2 log2 H steps, 2(H-1)/H x S.
 //             Step k pairs host h with h ^ (2^(k+1) - 1), its mirror in its
 //             block of 2^(k+1) hosts, not h ^ 2^k: both join the block's two
 //             halves, and the mirrors include every two neighbouring hosts,
@@ -25,6 +27,7 @@
 // Sums fold in local rank order, then host order (the exchange) or pairwise,
 // lower hosts first, the same on every rank (doubling).
 #include "hccl/algo/algorithms.h"
+#include "hccl/algo/select.h"
 
 #include <algorithm>
 #include <cstring>
@@ -121,6 +124,32 @@ HcclResult hand_out(Ctx &x, const Hosts &g, size_t bytes, At at) {
   return b.run();
 }
 
+// AllReduce of the leaders' partial sums in `sums` (doubling; scratch: half
+// of it): the H blocks of the buffer reduce-scatter by halving, block h ending
+// on host h's leader (each block folded along one path, so every rank gets the
+// same bits), then all-gather by doubling. 2(H-1)/H x S each way, in 2 log2 H steps.
+HcclResult halve_then_double(Ctx &x, const Hosts &g, char *sums, char *scratch) {
+  const int K = leader_steps(g.H);
+  auto blocks = [&](int a, int w) {  // bytes of blocks [a, a + w)
+    return Range<char>{sums + split(x.count, g.H, a, x.es).lo * x.es,
+                       (split(x.count, g.H, a + w - 1, x.es).hi - split(x.count, g.H, a, x.es).lo) * x.es};
+  };
+  for (int k = K - 1; k >= 0; --k) {
+    const int p = mirror(g.h, k), w = 1 << k;
+    const Range<char> keep = blocks(block_of(g.h, k), w), give = blocks(block_of(p, k), w);
+    HcclResult rc = swap_with(x, g.leader(p), {give.p, give.n}, {scratch, keep.n});
+    if (rc != HCCL_SUCCESS) return rc;
+    fold_pair(x, g.h < p, keep.p, keep.p, scratch, keep.n / x.es);
+  }
+  for (int k = 0; k < K; ++k) {
+    const int p = mirror(g.h, k), w = 1 << k;
+    const Range<char> mine = blocks(block_of(g.h, k), w), theirs = blocks(block_of(p, k), w);
+    HcclResult rc = swap_with(x, g.leader(p), {mine.p, mine.n}, theirs);
+    if (rc != HCCL_SUCCESS) return rc;
+  }
+  return HCCL_SUCCESS;
+}
+
 HcclResult leader_all_reduce(Ctx &x) {
   const Hosts g(x);
   const char *in = x.in;
@@ -137,7 +166,11 @@ HcclResult leader_all_reduce(Ctx &x) {
     reduce(x.op.dtype, x.op.op, out, srcs.data(), g.L, x.count);
   else if (out != in)
     std::memcpy(out, in, bytes);
-  if (doubling(g)) {
+  if (doubling(g) && leader_halves(x, bytes)) {
+    x.algo = "leader:halving";
+    rc = halve_then_double(x, g, out, scratch);
+    if (rc != HCCL_SUCCESS) return rc;
+  } else if (doubling(g)) {
     for (int k = 0; k < leader_steps(g.H); ++k) {
       const int p = mirror(g.h, k);
       rc = swap_with(x, g.leader(p), {out, bytes}, {scratch, bytes});

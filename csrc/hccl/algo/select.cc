@@ -1,6 +1,7 @@
 #include "hccl/algo/select.h"
 
 #include <algorithm>
+#include <limits>
 
 #include "hccl/algo/algorithms.h"
 
@@ -13,6 +14,24 @@ constexpr LinkCost kShm{3e-6, 1.0 / 5e9};
 // What a rank spends on the messages between hosts it sends and receives,
 // `m` of them each way (tuning.net_message, measured at set-up or declared).
 double msgs(const Ctx &x, double m) { return 2 * m * x.comm.tuning.net_message; }
+
+// AllReduce between the leaders of 4, 8 or 16 hosts (leader.cc): recursive
+// doubling (log2 H steps, log2 H x S each way over a host's link), or halving
+// then doubling (a reduce-scatter and an all-gather: 2 log2 H steps, 2(H-1)/H x S).
+double leader_doubling_time(const Ctx &x, double S) {
+  const double K = leader_steps(x.topo.nhosts());
+  return x.comm.tuning.net.time(K, K * S) + msgs(x, K);
+}
+// Halving's steps do not overlap (each waits for the sums of the one before),
+// where the hierarchical ring pipelines its steps: on simulated 4x1 hosts at
+// 1 Gbit/s the two took the same time up to 1 MiB, halving 20% longer from 4
+// MiB. So it stops at 1 MiB.
+constexpr double kHalvingMaxBytes = 1 << 20;
+double leader_halving_time(const Ctx &x, double S) {
+  const double K = leader_steps(x.topo.nhosts()), H = x.topo.nhosts();
+  if (S > kHalvingMaxBytes) return std::numeric_limits<double>::infinity();
+  return x.comm.tuning.net.time(2 * K, 2 * (H - 1) / H * S) + msgs(x, 2 * K);
+}
 
 // Across hosts, for collectives with the leader algorithm (AllReduce, AllGather,
 // ReduceScatter): the cheapest by the cost model (tuning.net: the
@@ -35,13 +54,13 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
   const bool leader_ok = H <= kFlatRanks;
   // Between the leaders: one step of H - 1 messages, or log2 H of one (leader.cc).
   const double lead_steps = leader_steps(x.topo.nhosts());
-  const double lead_msgs = lead_steps > 1 ? lead_steps : H - 1;
   if (x.spec.kind == OpKind::kAllReduce) {
     if (x.n <= kFlatRanks)
       c.push_back({Algo::kFlat, net.time(1, L * (n - L) * S) + kShm.time(1, (L - 1) * S) + msgs(x, n - Lmin)});
     if (leader_ok)
-      c.push_back({Algo::kLeader, net.time(lead_steps, lead_msgs * S) +
-                                      kShm.time(2, 2 * (L - 1) * S) + msgs(x, lead_msgs)});
+      c.push_back({Algo::kLeader, (lead_steps > 1 ? std::min(leader_doubling_time(x, S), leader_halving_time(x, S))
+                                                  : net.time(1, (H - 1) * S) + msgs(x, H - 1)) +
+                                      kShm.time(2, 2 * (L - 1) * S)});
     if (hier_ok)
       c.push_back({Algo::kHier, net.time(2 * (H - 1), 2 * (H - 1) / H * S) +
                                     kShm.time(2 * (L - 1), 2 * (L - 1) / L * S) + msgs(x, 2 * (H - 1))});
@@ -53,7 +72,8 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
     // (H-1)/H S each way on even hosts, more on the busiest of uneven ones.
     const double lead_bytes = std::max(n - Lmin, (H - 1) * L) / n * S;
     if (leader_ok)
-      c.push_back({Algo::kLeader, net.time(lead_steps, lead_bytes) + kShm.time(2, L * S) + msgs(x, lead_msgs)});
+      c.push_back({Algo::kLeader, net.time(lead_steps, lead_bytes) + kShm.time(2, L * S) +
+                                      msgs(x, lead_steps > 1 ? lead_steps : H - 1)});
     if (hier_ok)
       c.push_back({Algo::kHier, net.time(H - 1, (H - 1) / H * S) + kShm.time(L - 1, (L - 1) / L * S) +
                                     msgs(x, H - 1)});
@@ -82,6 +102,11 @@ bool flat_reduce_across_hosts(const Ctx &x, size_t bytes) {
 }
 
 }  // namespace
+
+bool leader_halves(const Ctx &x, size_t bytes) {
+  const double S = static_cast<double>(bytes);
+  return leader_steps(x.topo.nhosts()) > 1 && leader_halving_time(x, S) < leader_doubling_time(x, S);
+}
 
 bool star_across_hosts(const Ctx &x, size_t bytes) {
   const double S = static_cast<double>(bytes);
