@@ -131,8 +131,8 @@ HcclResult hand_out(Ctx &x, const Hosts &g, size_t bytes, At at) {
 HcclResult halve_then_double(Ctx &x, const Hosts &g, char *sums, char *scratch) {
   const int K = leader_steps(g.H);
   auto blocks = [&](int a, int w) {  // bytes of blocks [a, a + w)
-    return Range<char>{sums + split(x.count, g.H, a, x.es).lo * x.es,
-                       (split(x.count, g.H, a + w - 1, x.es).hi - split(x.count, g.H, a, x.es).lo) * x.es};
+    const size_t lo = split(x.count, g.H, a, x.es).lo, hi = split(x.count, g.H, a + w - 1, x.es).hi;
+    return Range<char>{sums + lo * x.es, (hi - lo) * x.es};
   };
   for (int k = K - 1; k >= 0; --k) {
     const int p = mirror(g.h, k), w = 1 << k;
