@@ -170,10 +170,10 @@ for layout, hosts in sorted(LAYOUTS.items()):
 # results it gives on 2 x 2 and 4 x 1).
 case("suite", "leader-3+1", 4, "host", limit=300, rank_env_of=hosts_env(LAYOUTS["3+1"]),
      env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 2,
-          "PYHCCL_ALGO": "allreduce:leader,allgather:leader,reducescatter:leader"})
+          "PYHCCL_ALGO": "allreduce:leader,allgather:leader,reducescatter:leader,alltoall:leader"})
 case("suite", "leader-1+2", 3, "device", limit=300, rank_env_of=hosts_env(LAYOUTS["1+2"]),
      env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 2,
-          "PYHCCL_ALGO": "allreduce:leader,allgather:leader,reducescatter:leader"})
+          "PYHCCL_ALGO": "allreduce:leader,allgather:leader,reducescatter:leader,alltoall:leader"})
 # Four hosts, one of them with two ranks: the leaders by recursive doubling (leader.cc);
 # on a slow link declared, AllReduces from a few hundred bytes halve, then double.
 for label, link in (("", {}), ("-halving", {"PYHCCL_NET_MBITS": "100", "PYHCCL_NET_LATENCY_US": "1",
@@ -181,7 +181,7 @@ for label, link in (("", {}), ("-halving", {"PYHCCL_NET_MBITS": "100", "PYHCCL_N
     case("suite", f"leader{label}-2+1+1+1", 5, "host", limit=300,
          rank_env_of=hosts_env([0, 0, 1, 2, 3]),
          env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 4, **link,
-              "PYHCCL_ALGO": "allreduce:leader,allgather:leader,reducescatter:leader"})
+              "PYHCCL_ALGO": "allreduce:leader,allgather:leader,reducescatter:leader,alltoall:leader"})
 # TCP between every pair of ranks (one host).
 case("suite", "tcp", 3, "host", env={"PYHCCL_TRANSPORT": "tcp"}, limit=300)
 case("suite", "tcp-ring-small-chunks", 3, "host", limit=300, env={

@@ -43,9 +43,14 @@ PROGRAM = """
         comm.reduce(np.full(size // 4, rank + 1, np.float32), total, "sum", root=0, stream=s)
         s.synchronize()
         assert rank != 0 or (total == n * (n + 1) / 2).all()
-        ar, bc, ag, rs, rd = comm.flight_record()[-5:]
+        mine = np.repeat(np.arange(n, dtype=np.float32) * 100 + rank, block)
+        theirs = np.empty_like(mine)
+        comm.all_to_all(mine, theirs, stream=s)
+        s.synchronize()
+        assert (theirs == np.repeat(np.arange(n) + rank * 100, block)).all()
+        ar, bc, ag, rs, rd, aa = comm.flight_record()[-6:]
         seen[size] = [ar["algorithm"], bc["algorithm"], ag["algorithm"], rs["algorithm"],
-                      rd["algorithm"]]
+                      rd["algorithm"], aa["algorithm"]]
     print("SEEN", json.dumps(seen), flush=True)
     comm.destroy()
 """
@@ -71,6 +76,8 @@ def test_choices_follow_the_cost_model(tmp_path):
     # Reduce: flat while n - L buffers over the root host's link cost no more than the
     # tree's H - 1 and its step inside the host
     assert [two_by_two[s][4] for s in (8, 64 << 10)] == ["flat", "tree"], two_by_two
+    # AlltoAll: pairwise where messages between hosts cost a rank little (1 us here)
+    assert [two_by_two[s][5] for s in (8, 4 << 20)] == ["pairwise"] * 2, two_by_two
     four_by_one = choices(tmp_path / "4x1", [0, 1, 2, 3])
     # AllReduce between 4 leaders: a medium one halves, then doubles (a reduce-scatter and
     # an all-gather: 1.5 S over each link in 4 steps, where the ring of hosts takes 6)
@@ -92,6 +99,9 @@ def test_choices_follow_the_cost_model(tmp_path):
     # through the leaders (one message each way) rather than flat (two per rank)
     costly = choices(tmp_path / "2x2-20us", [0, 0, 1, 1], message_us=20)
     assert costly[8][0] == "leader", costly
+    # and so does a small AlltoAll (one message between the hosts each way, not two per
+    # rank), while the leaders' copies inside the host cost less than what they spare
+    assert [costly[s][5] for s in (8, 4 << 20)] == ["leader", "pairwise"], costly
     # Where each costs 40 us (against 50 us of latency), a small Broadcast or Reduce on 4x1
     # goes along a chain between hosts (one message in and one out at each) rather than a
     # star (three at the root) or flat (three at the root)

@@ -270,6 +270,45 @@ HcclResult leader_reduce_scatter(Ctx &x) {
   return hand_out(x, g, B, [&](int j) { return result + j * B; });
 }
 
+// AlltoAll: the leader gathers its host's send buffers, sends each other
+// leader the blocks its host's ranks send that host's ranks (one message, L x
+// L_k blocks), and hands each local rank its whole receive buffer. The same
+// bytes over a host's link as pairwise, in H - 1 messages each way per host
+// where pairwise takes n - L per rank.
+HcclResult leader_all_to_all(Ctx &x) {
+  const Hosts g(x);
+  const size_t B = x.count * x.es;
+  const size_t S = B * static_cast<size_t>(x.n);
+  if (!g.leading) return via_leader(x, g, x.in, S, x.out, S);
+  const size_t L = static_cast<size_t>(g.L), cross = L * (static_cast<size_t>(x.n) - L) * B;
+  // Scratch: the local peers' send buffers, the packs out and in (host by
+  // host, other hosts only), and every local rank's result.
+  char *inputs = x.comm.scratch(0, (L - 1) * S + 2 * cross + L * S);
+  char *out_pack = inputs + (L - 1) * S, *in_pack = out_pack + cross, *results = in_pack + cross;
+  HcclResult rc = gather_host(x, g, S, [&](int j) { return inputs + (j - 1) * S; });
+  if (rc != HCCL_SUCCESS) return rc;
+  auto src = [&](size_t j) { return j == 0 ? x.in : inputs + (j - 1) * S; };  // local rank j's send buffer
+  std::vector<size_t> at(g.H + 1, 0);  // where host k's pack starts (0 bytes for this host)
+  for (int k = 0; k < g.H; ++k) at[k + 1] = at[k] + (k == g.h ? 0 : L * g.t.hosts[k].size() * B);
+  for (int k = 0; k < g.H; ++k)  // out: [local j][their i], in: [their i][local j]
+    for (size_t j = 0; k != g.h && j < L; ++j)
+      for (size_t i = 0; i < g.t.hosts[k].size(); ++i)
+        std::memcpy(out_pack + at[k] + (j * g.t.hosts[k].size() + i) * B, src(j) + g.t.hosts[k][i] * B, B);
+  rc = exchange_leaders(
+      x, g, [&](int k) { return Range<const char>{out_pack + at[k], at[k + 1] - at[k]}; },
+      [&](int k) { return Range<char>{in_pack + at[k], at[k + 1] - at[k]}; });
+  if (rc != HCCL_SUCCESS) return rc;
+  for (size_t j = 0; j < L; ++j) {
+    char *res = results + j * S;
+    for (int k = 0; k < g.H; ++k)
+      for (size_t i = 0; i < g.t.hosts[k].size(); ++i)
+        std::memcpy(res + g.t.hosts[k][i] * B,
+                    k == g.h ? src(i) + g.local[j] * B : in_pack + at[k] + (i * L + j) * B, B);
+  }
+  std::memcpy(x.out, results, S);
+  return hand_out(x, g, S, [&](int j) { return results + j * S; });
+}
+
 }  // namespace
 
 int leader_steps(int hosts) {
@@ -280,11 +319,12 @@ int leader_steps(int hosts) {
 }
 
 HcclResult run_leader(Ctx &x) {
-  if (leader_steps(x.topo.nhosts()) > 1) x.algo = "leader:doubling";
+  if (leader_steps(x.topo.nhosts()) > 1 && x.spec.kind != OpKind::kAlltoAll) x.algo = "leader:doubling";
   switch (x.spec.kind) {
     case OpKind::kAllReduce: return leader_all_reduce(x);
     case OpKind::kAllGather: return leader_all_gather(x);
     case OpKind::kReduceScatter: return leader_reduce_scatter(x);
+    case OpKind::kAlltoAll: return leader_all_to_all(x);
     default: return x.fail(HCCL_E_INTERNAL, "no leader algorithm for this collective");
   }
 }

@@ -54,7 +54,15 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
   const bool leader_ok = H <= kFlatRanks;
   // Between the leaders: one step of H - 1 messages, or log2 H of one (leader.cc).
   const double lead_steps = leader_steps(x.topo.nhosts());
-  if (x.spec.kind == OpKind::kAllReduce) {
+  if (x.spec.kind == OpKind::kAlltoAll) {
+    // Pairwise: every rank messages the n - L ranks of other hosts. Leader: the
+    // leaders message each other (leader.cc), after gathering their hosts'
+    // buffers and before handing out the results, L S each way inside the host.
+    // Both carry L(n-L)/n S over a host's link.
+    const double cross = L * (n - L) / n * S;
+    c.push_back({Algo::kPairwise, net.time(1, cross) + kShm.time(1, (L - 1) / n * S) + msgs(x, n - Lmin)});
+    if (leader_ok && L > 1) c.push_back({Algo::kLeader, net.time(1, cross) + kShm.time(2, 2 * L * S) + msgs(x, H - 1)});
+  } else if (x.spec.kind == OpKind::kAllReduce) {
     if (x.n <= kFlatRanks)
       c.push_back({Algo::kFlat, net.time(1, L * (n - L) * S) + kShm.time(1, (L - 1) * S) + msgs(x, n - Lmin)});
     if (leader_ok)

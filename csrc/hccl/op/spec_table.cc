@@ -35,7 +35,7 @@ constexpr CollectiveSpec kSpecs[] = {
     {OpKind::kScatter, "HcclScatter", nullptr, true, false, C::kSameCount, kRootPerRank, kCount, false, kRun,
      bits(A::kPairwise), false},
     {OpKind::kAlltoAll, "HcclAlltoAll", "alltoall", false, false, C::kSameCount, kPerRank, kPerRank, false,
-     kRun, bits(A::kBoard, A::kDirect, A::kPairwise), false},
+     kRun, bits(A::kBoard, A::kDirect, A::kPairwise, A::kLeader), false},
     {OpKind::kAllGatherV, "HcclAllGatherV", nullptr, false, false, C::kRecvCountsDigest, kVector, kVector,
      false, kRun, bits(A::kPairwise), false},
     {OpKind::kReduceScatterV, "HcclReduceScatterV", nullptr, false, true, C::kSendCountsDigest, kVector,
