@@ -124,8 +124,9 @@ HcclResult hand_out(Ctx &x, const Hosts &g, size_t bytes, At at) {
   return b.run();
 }
 
-// AllReduce of the leaders' partial sums in `sums` (doubling; scratch: half
-// of it): the H blocks of the buffer reduce-scatter by halving, block h ending
+// AllReduce of the leaders' partial sums in `sums` (doubling; scratch as large
+// as `sums`: blocks are whole 64-byte runs, so a small buffer's first half of
+// the blocks can hold all of it): the H blocks of the buffer reduce-scatter by halving, block h ending
 // on host h's leader (each block folded along one path, so every rank gets the
 // same bits), then all-gather by doubling. 2(H-1)/H x S each way, in 2 log2 H steps.
 HcclResult halve_then_double(Ctx &x, const Hosts &g, char *sums, char *scratch) {
