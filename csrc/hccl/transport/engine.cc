@@ -282,11 +282,20 @@ bool Engine::peer_failure(WaitError *err) {
 
 HcclResult Engine::settle(uint64_t seq, WaitError *err) {
   // Notices from other hosts wait unread on the control sockets: look only
-  // when one is there (one poll for all), shared-memory flags always.
-  fds_.clear();
-  for (auto &c : conns)
-    if (c && c->notice_fd() >= 0) fds_.push_back({c->notice_fd(), POLLIN, 0});
-  bool notices = !fds_.empty() && poll(fds_.data(), fds_.size(), 0) > 0;
+  // when one is there (one poll for all), shared-memory flags always. At
+  // most one look a kNoticePollNs: a peer that timed out in this operation
+  // did so long after this rank's last look, and a notice sent just now can
+  // miss a look anyway (the next operation fails then). The poll was about a
+  // tenth of a small operation's round trip between two hosts.
+  const int64_t now = common::now_ns();
+  bool notices = false;
+  if (now - notice_poll_ns_ >= kNoticePollNs) {
+    notice_poll_ns_ = now;
+    fds_.clear();
+    for (auto &c : conns)
+      if (c && c->notice_fd() >= 0) fds_.push_back({c->notice_fd(), POLLIN, 0});
+    notices = !fds_.empty() && poll(fds_.data(), fds_.size(), 0) > 0;
+  }
   for (int p = 0; p < nranks_; ++p) {
     if (p == rank_ || !conns[p]) continue;
     WaitError e;

@@ -125,6 +125,8 @@ class Engine {
   // they complete in); a deque keeps the addresses their connections hold.
   std::vector<std::deque<Transfer>> later_;
   std::vector<pollfd> fds_;           // settle()'s notice sockets
+  static constexpr int64_t kNoticePollNs = 1000000;  // settle()'s looks at them, at most one a ms
+  int64_t notice_poll_ns_ = 0;
 };
 
 }  // namespace hccl
