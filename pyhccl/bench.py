@@ -67,9 +67,10 @@ def human_size(x: float) -> str:
     return f"{x:g}"
 
 
-def rank_values(rank: int, n: int, op: str, dtype: np.dtype) -> np.ndarray:
-    """Rank `rank`'s input: small integers whose reduction is exact in every type."""
-    i = np.arange(n)
+def rank_values(rank: int, n: int, op: str, dtype: np.dtype, start: int = 0) -> np.ndarray:
+    """Elements start..start+n of rank `rank`'s input: small integers whose reduction is
+    exact in every type."""
+    i = np.arange(start, start + n)
     v = np.where((i + rank) % 4 == 0, 2, 1) if op == "prod" else (i + rank) % 5 + 1
     return v.astype(np.float64)
 
@@ -107,15 +108,17 @@ class Case:
     def _expected(self, n: int, r: int) -> np.ndarray:
         a, coll = self.args, self.args.op
         if coll in ("allreduce", "reduce", "reducescatter"):
-            out = rank_values(0, self.count, a.redop, a.dtype)
+            lo, m = (r * self.block, self.block) if coll == "reducescatter" else (0, self.count)
+            out = rank_values(0, m, a.redop, a.dtype, lo)
             for q in range(1, n):
-                out = NP_OPS[a.redop](out, rank_values(q, self.count, a.redop, a.dtype))
-            return out[r * self.block:(r + 1) * self.block] if coll == "reducescatter" else out
+                out = NP_OPS[a.redop](out, rank_values(q, m, a.redop, a.dtype, lo))
+            return out
         if coll == "allgather":
             return np.concatenate([rank_values(q, self.block, a.redop, a.dtype) for q in range(n)])
         if coll == "alltoall":
-            return np.concatenate([rank_values(q, self.count, a.redop, a.dtype)
-                                   [r * self.block:(r + 1) * self.block] for q in range(n)])
+            # only the blocks this rank gets: n whole inputs took gigabytes at 16 ranks
+            return np.concatenate([rank_values(q, self.block, a.redop, a.dtype, r * self.block)
+                                   for q in range(n)])
         if coll == "broadcast":
             return rank_values(a.root, self.count, a.redop, a.dtype)
         return rank_values((r - 1) % n, self.count, a.redop, a.dtype)     # sendrecv ring
