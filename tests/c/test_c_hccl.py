@@ -182,6 +182,11 @@ for label, link in (("", {}), ("-halving", {"PYHCCL_NET_MBITS": "100", "PYHCCL_N
          rank_env_of=hosts_env([0, 0, 1, 2, 3]),
          env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 4, **link,
               "PYHCCL_ALGO": "allreduce:leader,allgather:leader,reducescatter:leader,alltoall:leader"})
+# Pairwise AlltoAll(V) between hosts one step at a time: each send waits until the
+# previous step's receive is in (pairwise.cc's window, at 1).
+case("suite", "alltoall-window-2+1+1+1", 5, "host", limit=300, rank_env_of=hosts_env([0, 0, 1, 2, 3]),
+     env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 4, "PYHCCL_ALGO": "alltoall:pairwise",
+          "PYHCCL_ALLTOALL_WINDOW": "1"})
 # TCP between every pair of ranks (one host).
 case("suite", "tcp", 3, "host", env={"PYHCCL_TRANSPORT": "tcp"}, limit=300)
 case("suite", "tcp-ring-small-chunks", 3, "host", limit=300, env={

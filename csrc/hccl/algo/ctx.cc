@@ -161,7 +161,7 @@ Batch::Batch(Ctx &x) : sig(x.sig), dtype(x.op.dtype), elem(x.es > 0 ? x.es : 1),
 }
 
 const Region *Batch::add(Transfer::Kind kind, int peer, const char *src, char *dst, size_t bytes,
-                         Dep dep) {
+                         Dep dep, const Region *after) {
   regions_.emplace_back();
   Region *region = &regions_.back();
   size_t off = 0;
@@ -182,6 +182,7 @@ const Region *Batch::add(Transfer::Kind kind, int peer, const char *src, char *d
       t.dep = dep.region;
       t.dep_off = dep.off + off;
     }
+    t.after = after;
     region->add(&t);
     ptrs_.push_back(&t);
     off += len;
@@ -189,8 +190,8 @@ const Region *Batch::add(Transfer::Kind kind, int peer, const char *src, char *d
   return region;
 }
 
-const Region *Batch::send(int peer, const void *src, size_t bytes, Dep dep) {
-  return add(Transfer::kSend, peer, static_cast<const char *>(src), nullptr, bytes, dep);
+const Region *Batch::send(int peer, const void *src, size_t bytes, Dep dep, const Region *after) {
+  return add(Transfer::kSend, peer, static_cast<const char *>(src), nullptr, bytes, dep, after);
 }
 
 const Region *Batch::recv(int peer, void *dst, size_t bytes) {

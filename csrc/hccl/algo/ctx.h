@@ -69,7 +69,8 @@ class Batch {
  public:
   explicit Batch(Ctx &x);
 
-  const Region *send(int peer, const void *src, size_t bytes, Dep dep = {});
+  // `after`: nothing of src goes before all of that region came in.
+  const Region *send(int peer, const void *src, size_t bytes, Dep dep = {}, const Region *after = nullptr);
   const Region *recv(int peer, void *dst, size_t bytes);
   const Region *recv_reduce(int peer, const void *src, void *dst, size_t bytes, Dep dep = {});
   // A header-only receive the batch does not wait for: it completes during
@@ -86,7 +87,8 @@ class Batch {
   bool blocking_send = false;
 
  private:
-  const Region *add(Transfer::Kind kind, int peer, const char *src, char *dst, size_t bytes, Dep dep);
+  const Region *add(Transfer::Kind kind, int peer, const char *src, char *dst, size_t bytes, Dep dep,
+                    const Region *after = nullptr);
 
   Ctx &x_;
   size_t chunk_;

@@ -4,6 +4,7 @@
 // same peer; the engine progresses all pairs at once. Counts that only one
 // side knows travel in the message headers: a receiver given another count
 // than its sender finds out at once.
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
@@ -11,6 +12,32 @@
 
 namespace hccl {
 namespace {
+
+// How many of the rotation's sends may be under way at once (docs/TRANSPORT.md).
+// Between hosts, all n - 1 at once overflow a link's queue, and a message whose
+// tail is dropped waits for TCP's retransmission timeout (200 ms; a 4 MiB
+// AlltoAll on simulated 8x2 hosts took 240 ms where the bound is 59). So step
+// k's send waits for the receive of step k - window: about kInFlightBytes
+// under way per host, at least kMinWindow steps (fewer left gaps). Blocks over
+// kMaxGatedBytes go ungated: TCP repairs most of their losses without the
+// timeout, and gating them was slower. A wait only goes to an earlier step, so
+// the waits form no cycle, whatever window each rank takes.
+constexpr size_t kInFlightBytes = 1 << 20;
+constexpr size_t kMaxGatedBytes = 1 << 20;
+constexpr size_t kMinWindow = 4;
+
+int send_window(const Ctx &x, const std::vector<uint64_t> &counts) {
+  const size_t n = static_cast<size_t>(x.n);
+  if (!x.multi_host()) return x.n;
+  if (x.comm.tuning.alltoall_window > 0) return static_cast<int>(std::min<size_t>(n, x.comm.tuning.alltoall_window));
+  const int host = x.topo.host_of[x.me];
+  size_t largest = 0;
+  for (int p = 0; p < x.n; ++p)
+    if (x.topo.host_of[p] != host) largest = std::max<size_t>(largest, counts[p] * x.es);
+  if (largest == 0 || largest > kMaxGatedBytes) return x.n;
+  const size_t local = x.topo.hosts[host].size();
+  return static_cast<int>(std::min(n, std::max(kMinWindow, kInFlightBytes / (local * largest))));
+}
 
 HcclResult all_to_all_v(Ctx &x) {
   const char *send = static_cast<const char *>(x.op.send);
@@ -32,11 +59,13 @@ HcclResult all_to_all_v(Ctx &x) {
   if (sc[x.me] > 0 && send + sd[x.me] * es != recv + rd[x.me] * es)
     std::memmove(recv + rd[x.me] * es, send + sd[x.me] * es, sc[x.me] * es);
   if (x.n == 1) return HCCL_SUCCESS;
+  const int window = send_window(x, sc);
+  std::vector<const Region *> got(x.n);
   Batch b(x);
   for (int k = 1; k < x.n; ++k) {
     int to = (x.me + k) % x.n, from = (x.me - k + x.n) % x.n;
-    b.send(to, send + sd[to] * es, sc[to] * es);
-    b.recv(from, recv + rd[from] * es, rc[from] * es);
+    b.send(to, send + sd[to] * es, sc[to] * es, Dep{}, k > window ? got[k - window] : nullptr);
+    got[k] = b.recv(from, recv + rd[from] * es, rc[from] * es);
   }
   return b.run();
 }

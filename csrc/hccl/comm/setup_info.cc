@@ -46,6 +46,7 @@ RankInfo RankInfo::of_this_process(int32_t device, uint32_t nranks) {
   p.slots = static_cast<uint32_t>(slots);
   p.board_bytes = static_cast<uint32_t>(
       std::min<uint64_t>(common::env_bytes("PYHCCL_BOARD_BYTES", 16u << 10, /*zero_ok=*/true), 1u << 20));
+  p.alltoall_window = static_cast<uint32_t>(common::env_int("PYHCCL_ALLTOALL_WINDOW", 0, 0, 1 << 20));
   p.sockets_per_peer = static_cast<uint32_t>(common::env_int("PYHCCL_SOCKETS_PER_PEER", 2, 1, 16));
   p.socket_buffer = static_cast<uint32_t>(common::env_bytes("PYHCCL_SOCKET_BUFFER", 4u << 20));
   if (getrandom(p.nonce, sizeof(p.nonce), 0) != static_cast<ssize_t>(sizeof(p.nonce)))
@@ -61,6 +62,7 @@ AlgoTuning RankInfo::tuning(std::string *bad) const {
   t.single_copy_min = single_copy_min;
   t.chunk_bytes = chunk_bytes;
   t.chain_min = chain_min;
+  t.alltoall_window = alltoall_window;
   t.set_net(net_latency_ns, net_bits_per_s, net_message_ns);
   std::string pa(pyhccl_algo, strnlen(pyhccl_algo, sizeof(pyhccl_algo)));
   std::string ha(hccl_algo, strnlen(hccl_algo, sizeof(hccl_algo)));

@@ -10,7 +10,7 @@
 
 namespace hccl {
 
-constexpr uint32_t kRankInfoVersion = 6;
+constexpr uint32_t kRankInfoVersion = 7;
 
 // Round 1: what each rank is, and its tuning environment (rank 0's is used).
 struct RankInfo {
@@ -29,6 +29,7 @@ struct RankInfo {
   uint32_t sockets_per_peer;
   uint32_t socket_buffer;
   uint32_t board_bytes;  // shm boards (small collectives); 0: none
+  uint32_t alltoall_window;  // PYHCCL_ALLTOALL_WINDOW; 0: from the size
   uint8_t nonce[16];    // names this communicator's TCP connections
   char pyhccl_algo[128];
   char hccl_algo[128];

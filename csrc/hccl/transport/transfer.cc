@@ -7,6 +7,7 @@
 namespace hccl {
 
 size_t Transfer::input_ready() const {
+  if (after != nullptr && !after->complete()) return 0;
   if (dep == nullptr) return bytes;
   return std::min(bytes, dep->ready(dep_off));
 }
@@ -23,6 +24,12 @@ size_t Region::ready(size_t off) const {
     base = end;
   }
   return got;
+}
+
+bool Region::complete() const {
+  for (const Transfer *t : parts_)
+    if (!t->complete) return false;
+  return true;
 }
 
 size_t Region::bytes() const {

@@ -140,6 +140,8 @@ struct Transfer {
   // src[0, k) may be read only once dep->ready(dep_off) >= k (null: at once).
   const Region *dep = nullptr;
   size_t dep_off = 0;
+  // Nor any of src before every byte of `after` came in (null: no such gate).
+  const Region *after = nullptr;
 
   // A header-only receive that may complete after its batch (Engine::run
   // keeps a copy; a later batch or Engine::drain completes it).
@@ -161,6 +163,7 @@ class Region {
   // Bytes from `off` on that are complete (0 when off is past the end).
   size_t ready(size_t off) const;
   size_t bytes() const;
+  bool complete() const;
 
  private:
   std::vector<const Transfer *> parts_;
