@@ -182,7 +182,7 @@ for label, link in (("", {}), ("-halving", {"PYHCCL_NET_MBITS": "100", "PYHCCL_N
          rank_env_of=hosts_env([0, 0, 1, 2, 3]),
          env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 4, **link,
               "PYHCCL_ALGO": "allreduce:leader,allgather:leader,reducescatter:leader,alltoall:leader"})
-# Pairwise AlltoAll(V) between hosts one step at a time: each send waits until the
+# Pairwise AlltoAll(V) and AllGatherV between hosts one step at a time: each send waits until the
 # previous step's receive is in (pairwise.cc's window, at 1).
 case("suite", "alltoall-window-2+1+1+1", 5, "host", limit=300, rank_env_of=hosts_env([0, 0, 1, 2, 3]),
      env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 4, "PYHCCL_ALGO": "alltoall:pairwise",

@@ -13,7 +13,8 @@
 namespace hccl {
 namespace {
 
-// How many of the rotation's sends may be under way at once (docs/TRANSPORT.md).
+// How many of the rotation's sends may be under way at once (docs/TRANSPORT.md),
+// in AlltoAll(V) and AllGatherV.
 // Between hosts, all n - 1 at once overflow a link's queue, and a message whose
 // tail is dropped waits for TCP's retransmission timeout (200 ms; a 4 MiB
 // AlltoAll on simulated 8x2 hosts took 240 ms where the bound is 59). So step
@@ -26,17 +27,21 @@ constexpr size_t kInFlightBytes = 1 << 20;
 constexpr size_t kMaxGatedBytes = 1 << 20;
 constexpr size_t kMinWindow = 4;
 
-int send_window(const Ctx &x, const std::vector<uint64_t> &counts) {
+int send_window(const Ctx &x, size_t largest) {
   const size_t n = static_cast<size_t>(x.n);
   if (!x.multi_host()) return x.n;
   if (x.comm.tuning.alltoall_window > 0) return static_cast<int>(std::min<size_t>(n, x.comm.tuning.alltoall_window));
-  const int host = x.topo.host_of[x.me];
+  if (largest == 0 || largest > kMaxGatedBytes) return x.n;
+  const size_t local = x.topo.hosts[x.topo.host_of[x.me]].size();
+  return static_cast<int>(std::min(n, std::max(kMinWindow, kInFlightBytes / (local * largest))));
+}
+
+// The largest of this rank's sends to other hosts, `counts` elements each.
+size_t largest_across_hosts(const Ctx &x, const std::vector<uint64_t> &counts) {
   size_t largest = 0;
   for (int p = 0; p < x.n; ++p)
-    if (x.topo.host_of[p] != host) largest = std::max<size_t>(largest, counts[p] * x.es);
-  if (largest == 0 || largest > kMaxGatedBytes) return x.n;
-  const size_t local = x.topo.hosts[host].size();
-  return static_cast<int>(std::min(n, std::max(kMinWindow, kInFlightBytes / (local * largest))));
+    if (x.topo.host_of[p] != x.topo.host_of[x.me]) largest = std::max<size_t>(largest, counts[p] * x.es);
+  return largest;
 }
 
 HcclResult all_to_all_v(Ctx &x) {
@@ -59,7 +64,7 @@ HcclResult all_to_all_v(Ctx &x) {
   if (sc[x.me] > 0 && send + sd[x.me] * es != recv + rd[x.me] * es)
     std::memmove(recv + rd[x.me] * es, send + sd[x.me] * es, sc[x.me] * es);
   if (x.n == 1) return HCCL_SUCCESS;
-  const int window = send_window(x, sc);
+  const int window = send_window(x, largest_across_hosts(x, sc));
   std::vector<const Region *> got(x.n);
   Batch b(x);
   for (int k = 1; k < x.n; ++k) {
@@ -78,11 +83,13 @@ HcclResult all_gather_v(Ctx &x) {
   const uint64_t mine = x.op.count;
   if (mine > 0 && send != recv + rd[x.me] * es) std::memcpy(recv + rd[x.me] * es, send, mine * es);
   if (x.n == 1) return HCCL_SUCCESS;
+  const int window = send_window(x, mine * es);  // the same rotation as AlltoAll's
+  std::vector<const Region *> got(x.n);
   Batch b(x);
   for (int k = 1; k < x.n; ++k) {
     int to = (x.me + k) % x.n, from = (x.me - k + x.n) % x.n;
-    b.send(to, send, mine * es);
-    b.recv(from, recv + rd[from] * es, rc[from] * es);
+    b.send(to, send, mine * es, Dep{}, k > window ? got[k - window] : nullptr);
+    got[k] = b.recv(from, recv + rd[from] * es, rc[from] * es);
   }
   return b.run();
 }
