@@ -4,7 +4,8 @@ MPICH's own launcher fails at 32 hosts x 1 here (UCX connect errors), so these p
 the ones that must hold at scale: Comm.from_env with torchrun's variables, a CANN rank
 table (HcclCommInitClusterInfo) and the root info handed over in a file. Each sets up,
 runs checked AllReduces (4 KiB, 1 MiB) and one of each other collective
-(worker_scale.py), then destroys; the set-up and AllReduce times are printed.
+(worker_scale.py), then destroys; the set-up and AllReduce times are printed, and the small
+AllReduce, AllGather and ReduceScatter must go through one leader per host (by doubling).
 
 Slow (about a minute per host count on a 2-core machine), so off by default:
 
@@ -92,6 +93,12 @@ def test_launch_at_scale(cluster, way, tmp_path, capsys):
     with capsys.disabled():
         print("\n" + line, flush=True)
     assert setup_ms < scaled(60) * 1e3, line
+    # 16 and 32 hosts, one rank each: small AllReduces, AllGathers and ReduceScatters go
+    # between the hosts by recursive doubling (log2 H steps), not around the ring of hosts
+    # (2(H-1) or H-1 steps; at 32 hosts a 4 KiB AllReduce took 18-22 ms that way, 6-8 by
+    # doubling)
+    algos = {f["small_algos"] for f in fields.values()}
+    assert len(algos) == 1 and all(a.startswith("leader:") for a in next(iter(algos)).split(",")), algos
 
 
 @pytest.mark.timeout(300, method="signal")

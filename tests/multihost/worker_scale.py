@@ -10,9 +10,10 @@ WAY says how the ranks meet:
 
 Then AllReduces of 4 KiB and 1 MiB (float32, checked every time), one of each other
 collective (int32, checked) and destroy. The line "RESULT rank=K ok enter=E ready=R
-ar_small_ms=S ar_big_ms=B" gives the epoch seconds just before and after set-up and the
-median AllReduce times (the clock is the machine's, shared by every simulated host);
-a failure ends with "RESULT rank=K error=...".
+ar_small_ms=S ar_big_ms=B small_algos=AR,AG,RS" gives the epoch seconds just before and
+after set-up, the median AllReduce times (the clock is the machine's, shared by every
+simulated host) and the algorithms of the 4 KiB AllReduce and of the small AllGather and
+ReduceScatter; a failure ends with "RESULT rank=K error=...".
 """
 import os
 import statistics
@@ -55,6 +56,11 @@ def expect(what, got, want):
                              f"{got.flat[bad[0]]} != {want.flat[bad[0]]}")
 
 
+def algorithm(comm):
+    """The algorithm of the last operation, from the flight record."""
+    return comm.flight_record()[-1]["algorithm"]
+
+
 def all_reduces(comm, s, count):
     """REPEATS checked AllReduces of `count` float32 after one warm-up; the median in ms."""
     n, times = comm.size, []
@@ -70,7 +76,8 @@ def all_reduces(comm, s, count):
 
 
 def others(comm, s):
-    """One of each other collective, small int32 blocks, results checked."""
+    """One of each other collective, small int32 blocks, results checked; the algorithms
+    of the AllGather and the ReduceScatter."""
     n, r = comm.size, comm.rank
     idx = np.arange(C, dtype=np.int32)
     root = n - 1
@@ -83,11 +90,13 @@ def others(comm, s):
     comm.all_gather(np.full(C, r, np.int32), gathered, stream=s)
     s.synchronize()
     expect("all_gather", gathered, np.repeat(np.arange(n, dtype=np.int32), C))
+    ag = algorithm(comm)
 
     out = np.zeros(C, np.int32)
     comm.reduce_scatter(np.repeat(np.arange(1, n + 1, dtype=np.int32), C) * (r + 1), out, stream=s)
     s.synchronize()
     expect("reduce_scatter", out, np.full(C, (r + 1) * n * (n + 1) // 2, np.int32))
+    rs = algorithm(comm)
 
     red = np.full(C, r + 1, np.int32)
     comm.reduce(red, op="max", root=1 % n, stream=s)
@@ -109,6 +118,7 @@ def others(comm, s):
 
     comm.barrier(stream=s)
     s.synchronize()
+    return ag, rs
 
 
 def main():
@@ -122,11 +132,13 @@ def main():
         if len(comm.topology.hosts) != NRANKS:
             raise AssertionError(f"{len(comm.topology.hosts)} hosts, not {NRANKS}")
         s = pyhccl.Stream()
-        small, big = all_reduces(comm, s, SMALL), all_reduces(comm, s, BIG)
-        others(comm, s)
+        small = all_reduces(comm, s, SMALL)
+        ar = algorithm(comm)
+        big = all_reduces(comm, s, BIG)
+        ag, rs = others(comm, s)
         comm.destroy()
         say(f"RESULT rank={RANK} ok enter={enter:.4f} ready={ready:.4f} "
-            f"ar_small_ms={small:.3f} ar_big_ms={big:.3f}")
+            f"ar_small_ms={small:.3f} ar_big_ms={big:.3f} small_algos={ar},{ag},{rs}")
     except Exception as exc:
         say(f"RESULT rank={RANK} error={type(exc).__name__}: {str(exc).replace(chr(10), ' | ')}")
 

@@ -15,7 +15,7 @@ constexpr LinkCost kShm{3e-6, 1.0 / 5e9};
 // `m` of them each way (tuning.net_message, measured at set-up or declared).
 double msgs(const Ctx &x, double m) { return 2 * m * x.comm.tuning.net_message; }
 
-// AllReduce between the leaders of 4, 8 or 16 hosts (leader.cc): recursive
+// AllReduce between the leaders of 4, 8, 16 ... hosts (leader.cc): recursive
 // doubling (log2 H steps, log2 H x S each way over a host's link), or halving
 // then doubling (a reduce-scatter and an all-gather: 2 log2 H steps, 2(H-1)/H x S).
 double leader_doubling_time(const Ctx &x, double S) {
@@ -51,9 +51,11 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
     double t;
   };
   std::vector<Choice> c;
-  const bool leader_ok = H <= kFlatRanks;
-  // Between the leaders: one step of H - 1 messages, or log2 H of one (leader.cc).
+  // Between the leaders: one step of H - 1 messages (up to kFlatRanks hosts), or
+  // log2 H of one where H is a power of two from 4, however many (leader.cc;
+  // AlltoAll's leaders always exchange).
   const double lead_steps = leader_steps(x.topo.nhosts());
+  const bool leader_ok = H <= kFlatRanks || (lead_steps > 1 && x.spec.kind != OpKind::kAlltoAll);
   if (x.spec.kind == OpKind::kAlltoAll) {
     // Pairwise: every rank messages the n - L ranks of other hosts. Leader: the
     // leaders message each other (leader.cc), after gathering their hosts'

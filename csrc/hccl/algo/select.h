@@ -18,7 +18,7 @@ namespace hccl {
 // PYHCCL_ALGO's where it can run, else the automatic choice among the
 // spec's candidates.
 Algo select_algo(const Ctx &x, size_t bytes);
-// AllReduce between the leaders of 4, 8 or 16 hosts (leader.cc): whether they
+// AllReduce between the leaders of 4, 8, 16 ... hosts (leader.cc): whether they
 // halve, then double (a reduce-scatter and an all-gather of the hosts' sums)
 // rather than only double, by the cost model.
 bool leader_halves(const Ctx &x, size_t bytes);
