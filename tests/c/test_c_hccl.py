@@ -182,6 +182,13 @@ for label, link in (("", {}), ("-halving", {"PYHCCL_NET_MBITS": "100", "PYHCCL_N
          rank_env_of=hosts_env([0, 0, 1, 2, 3]),
          env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 4, **link,
               "PYHCCL_ALGO": "allreduce:leader,allgather:leader,reducescatter:leader,alltoall:leader"})
+# Six hosts, one with two ranks: AllReduce's leaders fold into doubling over four (hosts 1
+# and 3 hand their sums to 0 and 2: leader.cc), where messages are declared dear and latency
+# cheap, as the cost model then prefers to the one-step exchange.
+case("suite", "leader-fold-2+1+1+1+1+1", 7, "host", limit=300,
+     rank_env_of=hosts_env([0, 0, 1, 2, 3, 4, 5]),
+     env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 6, "PYHCCL_ALGO": "allreduce:leader",
+          "PYHCCL_NET_LATENCY_US": "1", "PYHCCL_NET_MESSAGE_US": "100"})
 # Pairwise AlltoAll(V) and AllGatherV between hosts one step at a time: each send waits until the
 # previous step's receive is in (pairwise.cc's window, at 1).
 case("suite", "alltoall-window-2+1+1+1", 5, "host", limit=300, rank_env_of=hosts_env([0, 0, 1, 2, 3]),

@@ -17,6 +17,10 @@ HcclResult run_leader(Ctx &x);
 // The steps between the leaders of `hosts` hosts: log2 of it by recursive
 // doubling (a power of two from 4), else 1 (every leader to every other).
 int leader_steps(int hosts);
+// AllReduce between the leaders of a number of hosts from 3 that is not a power
+// of two, by doubling over the largest power of two below it with the hosts
+// beyond folded in first: its steps (2 more than that doubling's), else 0.
+int leader_fold_steps(int hosts);
 // tree.cc: Broadcast, Reduce.
 HcclResult run_tree(Ctx &x);
 // pairwise.cc: AlltoAll(V), AllGatherV, ReduceScatterV, Scatter.

@@ -24,8 +24,14 @@
 //             Topology::check_parent). So a leader running another collective
 //             (a rooted one checks along that tree) hears from its neighbour
 //             with another signature and fails at once, as with the exchange.
+//   fold      AllReduce on H hosts otherwise, from 3 (where the cost model
+//             prefers it to the exchange, and always beyond 16 hosts): with P
+//             the largest power of two below H and r = H - P, each odd host
+//             below 2r hands its partial sum to the host before it, the P
+//             hosts left double as above (numbered 0..P-1 in host order), and
+//             the odd hosts get the result back: log2 P + 2 steps.
 // Sums fold in local rank order, then host order (the exchange) or pairwise,
-// lower hosts first, the same on every rank (doubling).
+// lower hosts first, the same on every rank (doubling, fold).
 #include "hccl/algo/algorithms.h"
 #include "hccl/algo/select.h"
 
@@ -151,6 +157,48 @@ HcclResult halve_then_double(Ctx &x, const Hosts &g, char *sums, char *scratch) 
   return HCCL_SUCCESS;
 }
 
+// The fold's hosts (see the top): this host's number among the P that double
+// (-1 for an odd host below 2r, which hands its sum on), and each one's host.
+struct Fold {
+  explicit Fold(int H, int h) {
+    while (P * 2 <= H) P *= 2;
+    r = H - P;
+    v = h < 2 * r ? (h % 2 == 0 ? h / 2 : -1) : h - r;
+    while ((1 << K) < P) ++K;
+  }
+  int host(int u) const { return u < r ? 2 * u : u + r; }
+  int P = 1, r = 0, v = 0, K = 0;
+};
+
+// AllReduce of the leaders' partial sums in `sums` by the fold (see the top).
+HcclResult fold_and_double(Ctx &x, const Hosts &g, char *sums, char *scratch) {
+  const size_t bytes = x.count * x.es;
+  const Fold f(g.H, g.h);
+  if (f.v < 0) {  // hand on, get the result back
+    HcclResult rc = swap_with(x, g.leader(g.h - 1), {sums, bytes}, {scratch, bytes});
+    if (rc == HCCL_SUCCESS) std::memcpy(sums, scratch, bytes);
+    return rc;
+  }
+  const bool pair = g.h < 2 * f.r;  // the next host hands its sum to this one
+  if (pair) {
+    Batch b(x);
+    b.recv(g.leader(g.h + 1), scratch, bytes);
+    HcclResult rc = b.run();
+    if (rc != HCCL_SUCCESS) return rc;
+    fold_pair(x, true, sums, sums, scratch, x.count);
+  }
+  for (int k = 0; k < f.K; ++k) {
+    const int p = mirror(f.v, k);
+    HcclResult rc = swap_with(x, g.leader(f.host(p)), {sums, bytes}, {scratch, bytes});
+    if (rc != HCCL_SUCCESS) return rc;
+    fold_pair(x, f.v < p, sums, sums, scratch, x.count);
+  }
+  if (!pair) return HCCL_SUCCESS;
+  Batch b(x);
+  b.send(g.leader(g.h + 1), sums, bytes);
+  return b.run();
+}
+
 HcclResult leader_all_reduce(Ctx &x) {
   const Hosts g(x);
   const char *in = x.in;
@@ -170,6 +218,10 @@ HcclResult leader_all_reduce(Ctx &x) {
   if (doubling(g) && leader_halves(x, bytes)) {
     x.algo = "leader:halving";
     rc = halve_then_double(x, g, out, scratch);
+    if (rc != HCCL_SUCCESS) return rc;
+  } else if (leader_folds(x, bytes)) {
+    x.algo = "leader:doubling";
+    rc = fold_and_double(x, g, out, scratch);
     if (rc != HCCL_SUCCESS) return rc;
   } else if (doubling(g)) {
     for (int k = 0; k < leader_steps(g.H); ++k) {
@@ -317,6 +369,11 @@ int leader_steps(int hosts) {
   int k = 0;
   while ((1 << k) < hosts) ++k;
   return k;
+}
+
+int leader_fold_steps(int hosts) {
+  if (hosts < 3 || (hosts & (hosts - 1)) == 0) return 0;
+  return Fold(hosts, 0).K + 2;
 }
 
 HcclResult run_leader(Ctx &x) {

@@ -33,6 +33,18 @@ double leader_halving_time(const Ctx &x, double S) {
   return x.comm.tuning.net.time(2 * K, 2 * (H - 1) / H * S) + msgs(x, 2 * K);
 }
 
+// AllReduce between the leaders of H hosts in one step (H - 1 messages each way,
+// (H-1) x S), or folded into doubling (leader_fold_steps: a message each way
+// per step, S each).
+double leader_exchange_time(const Ctx &x, double S) {
+  const double H = x.topo.nhosts();
+  return x.comm.tuning.net.time(1, (H - 1) * S) + msgs(x, H - 1);
+}
+double leader_fold_time(const Ctx &x, double S) {
+  const double K = leader_fold_steps(x.topo.nhosts());
+  return x.comm.tuning.net.time(K, K * S) + msgs(x, K);
+}
+
 // Across hosts, for collectives with the leader algorithm (AllReduce, AllGather,
 // ReduceScatter): the cheapest by the cost model (tuning.net: the
 // link's latency and bandwidth, measured or declared). S bytes, H hosts of at most L
@@ -53,9 +65,11 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
   std::vector<Choice> c;
   // Between the leaders: one step of H - 1 messages (up to kFlatRanks hosts), or
   // log2 H of one where H is a power of two from 4, however many (leader.cc;
-  // AlltoAll's leaders always exchange).
+  // AlltoAll's leaders always exchange); AllReduce also folds other host counts
+  // into doubling.
   const double lead_steps = leader_steps(x.topo.nhosts());
-  const bool leader_ok = H <= kFlatRanks || (lead_steps > 1 && x.spec.kind != OpKind::kAlltoAll);
+  const bool leader_ok = H <= kFlatRanks || (lead_steps > 1 && x.spec.kind != OpKind::kAlltoAll) ||
+                         (x.spec.kind == OpKind::kAllReduce && leader_fold_steps(x.topo.nhosts()) > 0);
   if (x.spec.kind == OpKind::kAlltoAll) {
     // Pairwise: every rank messages the n - L ranks of other hosts. Leader: the
     // leaders message each other (leader.cc), after gathering their hosts'
@@ -68,8 +82,9 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
     if (x.n <= kFlatRanks)
       c.push_back({Algo::kFlat, net.time(1, L * (n - L) * S) + kShm.time(1, (L - 1) * S) + msgs(x, n - Lmin)});
     if (leader_ok)
-      c.push_back({Algo::kLeader, (lead_steps > 1 ? std::min(leader_doubling_time(x, S), leader_halving_time(x, S))
-                                                  : net.time(1, (H - 1) * S) + msgs(x, H - 1)) +
+      c.push_back({Algo::kLeader, (lead_steps > 1   ? std::min(leader_doubling_time(x, S), leader_halving_time(x, S))
+                                   : leader_folds(x, static_cast<size_t>(S)) ? leader_fold_time(x, S)
+                                                                               : leader_exchange_time(x, S)) +
                                       kShm.time(2, 2 * (L - 1) * S)});
     if (hier_ok)
       c.push_back({Algo::kHier, net.time(2 * (H - 1), 2 * (H - 1) / H * S) +
@@ -116,6 +131,13 @@ bool flat_reduce_across_hosts(const Ctx &x, size_t bytes) {
 bool leader_halves(const Ctx &x, size_t bytes) {
   const double S = static_cast<double>(bytes);
   return leader_steps(x.topo.nhosts()) > 1 && leader_halving_time(x, S) < leader_doubling_time(x, S);
+}
+
+bool leader_folds(const Ctx &x, size_t bytes) {
+  const int H = x.topo.nhosts();
+  if (leader_fold_steps(H) == 0) return false;
+  const double S = static_cast<double>(bytes);
+  return H > kFlatRanks || leader_fold_time(x, S) < leader_exchange_time(x, S);
 }
 
 bool star_across_hosts(const Ctx &x, size_t bytes) {

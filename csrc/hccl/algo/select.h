@@ -22,6 +22,10 @@ Algo select_algo(const Ctx &x, size_t bytes);
 // halve, then double (a reduce-scatter and an all-gather of the hosts' sums)
 // rather than only double, by the cost model.
 bool leader_halves(const Ctx &x, size_t bytes);
+// AllReduce between the leaders of 3, 5, 6, 7, 9 ... hosts: whether they fold
+// and double (leader_fold_steps) rather than exchange in one step, by the cost
+// model; always beyond kFlatRanks hosts, where the exchange is no candidate.
+bool leader_folds(const Ctx &x, size_t bytes);
 // Broadcast and Reduce trees across hosts: whether the root's host sends to
 // (receives from) every other host directly, rather than along a chain of
 // hosts, by the cost model: one message over its link per other host against
