@@ -189,6 +189,13 @@ case("suite", "leader-fold-2+1+1+1+1+1", 7, "host", limit=300,
      rank_env_of=hosts_env([0, 0, 1, 2, 3, 4, 5]),
      env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 6, "PYHCCL_ALGO": "allreduce:leader",
           "PYHCCL_NET_LATENCY_US": "1", "PYHCCL_NET_MESSAGE_US": "100"})
+# Eight hosts, one with two ranks: Broadcast and Reduce between the hosts along a binomial
+# tree (tree.cc), where latency and messages are declared as dear as the cost model then
+# prefers it to a star and a chain.
+case("suite", "tree-binomial-2+1+1+1+1+1+1+1", 9, "host", limit=300,
+     rank_env_of=hosts_env([0, 0, 1, 2, 3, 4, 5, 6, 7]),
+     env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 8, "PYHCCL_ALGO": "reduce:tree,broadcast:tree",
+          "PYHCCL_NET_LATENCY_US": "50", "PYHCCL_NET_MESSAGE_US": "30"})
 # Pairwise AlltoAll(V) and AllGatherV between hosts one step at a time: each send waits until the
 # previous step's receive is in (pairwise.cc's window, at 1).
 case("suite", "alltoall-window-2+1+1+1", 5, "host", limit=300, rank_env_of=hosts_env([0, 0, 1, 2, 3]),

@@ -108,22 +108,31 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
 }
 
 // A tree between the hosts: a star (one step; H - 1 buffers over the root
-// host's link, H - 1 messages at the root) or a chain (H - 1 steps, each link
-// one buffer, streamed; one message in and one out at each head).
+// host's link, H - 1 messages at the root), a chain (H - 1 steps, each link
+// one buffer, streamed; one message in and one out at each head) or a binomial
+// tree (ceil(log2 H) steps, as many buffers and messages at the root).
 double star_time(const Ctx &x, double S) {
   const double H = x.topo.nhosts();
   return x.comm.tuning.net.time(1, (H - 1) * S) + msgs(x, H - 1);
 }
 double chain_time(const Ctx &x, double S) { return x.comm.tuning.net.time(x.topo.nhosts() - 1, S) + msgs(x, 1); }
+double binomial_time(const Ctx &x, double S) {
+  double K = 0;
+  while ((1 << static_cast<int>(K)) < x.topo.nhosts()) ++K;
+  return x.comm.tuning.net.time(K, K * S) + msgs(x, K);
+}
+double tree_time(const Ctx &x, double S) {
+  return std::min(star_time(x, S), std::min(chain_time(x, S), binomial_time(x, S)));
+}
 
 // Reduce across hosts: flat (every rank sends the root its buffer: n - L
 // buffers over the root host's link) against the tree (a step inside each
-// host, then the star or chain between hosts).
+// host, then the star, chain or binomial tree between hosts).
 bool flat_reduce_across_hosts(const Ctx &x, size_t bytes) {
   const double S = static_cast<double>(bytes);
   const double here = static_cast<double>(x.topo.hosts[x.topo.host_of[x.root]].size());
   return x.comm.tuning.net.time(1, (x.n - here) * S) + msgs(x, x.n - here) <=
-         std::min(star_time(x, S), chain_time(x, S)) + kShm.time(1, S);
+         tree_time(x, S) + kShm.time(1, S);
 }
 
 }  // namespace
@@ -140,9 +149,11 @@ bool leader_folds(const Ctx &x, size_t bytes) {
   return H > kFlatRanks || leader_fold_time(x, S) < leader_exchange_time(x, S);
 }
 
-bool star_across_hosts(const Ctx &x, size_t bytes) {
-  const double S = static_cast<double>(bytes);
-  return star_time(x, S) <= chain_time(x, S);
+Across tree_across_hosts(const Ctx &x, size_t bytes) {
+  if (bytes >= x.comm.tuning.chain_min) return Across::kChain;
+  const double S = static_cast<double>(bytes), star = star_time(x, S), bin = binomial_time(x, S);
+  if (chain_time(x, S) < std::min(star, bin)) return Across::kChain;
+  return star <= bin ? Across::kStar : Across::kBinomial;
 }
 
 Algo select_algo(const Ctx &x, size_t bytes) {

@@ -26,11 +26,13 @@ bool leader_halves(const Ctx &x, size_t bytes);
 // and double (leader_fold_steps) rather than exchange in one step, by the cost
 // model; always beyond kFlatRanks hosts, where the exchange is no candidate.
 bool leader_folds(const Ctx &x, size_t bytes);
-// Broadcast and Reduce trees across hosts: whether the root's host sends to
-// (receives from) every other host directly, rather than along a chain of
-// hosts, by the cost model: one message over its link per other host against
-// one latency per host on the way.
-bool star_across_hosts(const Ctx &x, size_t bytes);
+// Broadcast and Reduce trees between the hosts (tree.cc), by the cost model:
+// a star (the root's host sends to, or receives from, every other host: one
+// step, H - 1 messages there), a chain (one latency per host on the way, one
+// message in and out at each), or a binomial tree (ceil(log2 H) steps, as many
+// messages at the root's host). Large messages always go along the chain.
+enum class Across { kStar, kChain, kBinomial };
+Across tree_across_hosts(const Ctx &x, size_t bytes);
 
 // The two groups of a hierarchical algorithm: this rank's host (local) and
 // the ranks with its local index on every host (cross). With `ring`, local

@@ -1,7 +1,9 @@
 // Broadcast and Reduce along a tree: across hosts through one rank per host
 // (the root on its own host, the lowest rank elsewhere), inside a host from
-// that rank. Small messages go star-shaped (one step); large ones along a
-// chain, each rank forwarding a piece as soon as it has it (pipelined).
+// that rank. Small messages go star-shaped (one step), or between hosts along
+// a chain or a binomial tree where the cost model says so (select.h); large
+// ones along a chain, each rank forwarding a piece as soon as it has it
+// (pipelined).
 #include <algorithm>
 #include <vector>
 
@@ -17,15 +19,22 @@ struct Tree {
   bool has_child(int p) const { return std::find(children.begin(), children.end(), p) != children.end(); }
 };
 
-// Links this rank into `order` (order[0] is the top): a chain, or a star.
-void link(const std::vector<int> &order, bool chain, int me, Tree *t) {
+// Links this rank into `order` (order[0] is the top): a chain, a star, or a
+// binomial tree (i's parent is i less its lowest set bit; its children i + 2^j
+// for 2^j below that bit, the largest subtree first where `largest_first`).
+void link(const std::vector<int> &order, Across shape, bool largest_first, int me, Tree *t) {
   int i = -1;
-  for (size_t k = 0; k < order.size(); ++k)
-    if (order[k] == me) i = static_cast<int>(k);
+  const int n = static_cast<int>(order.size());
+  for (int k = 0; k < n; ++k)
+    if (order[k] == me) i = k;
   if (i < 0) return;
-  if (chain) {
+  if (shape == Across::kChain) {
     if (i > 0) t->parent = order[i - 1];
-    if (i + 1 < static_cast<int>(order.size())) t->children.push_back(order[i + 1]);
+    if (i + 1 < n) t->children.push_back(order[i + 1]);
+  } else if (shape == Across::kBinomial) {
+    if (i > 0) t->parent = order[i & (i - 1)];
+    for (int step = 1; i + step < n && (i == 0 || step < (i & -i)); step <<= 1)
+      t->children.insert(largest_first ? t->children.begin() : t->children.end(), order[i + step]);
   } else if (i > 0) {
     t->parent = order[0];
   } else {
@@ -34,11 +43,13 @@ void link(const std::vector<int> &order, bool chain, int me, Tree *t) {
 }
 
 // Hosts in order from the root's; one rank per host (the root on its own)
-// heads its host. `chain`: within each host; `chain_across`: between the heads.
+// heads its host. `chain`: within each host; `across`: between the heads.
 // `backward`: the heads from the root's host back (a Reduce, whose data flows
 // up the tree: then forward in host order, as the signature check's tree
-// between hosts, whose headers a data message spares; ctx.h).
-Tree make_tree(const Ctx &x, int root, bool chain, bool chain_across, bool backward) {
+// between hosts, whose headers a data message spares; ctx.h). A binomial tree
+// sends the largest subtree first (Broadcast), receives the smallest first
+// (Reduce: it comes in first).
+Tree make_tree(const Ctx &x, int root, bool chain, Across across, bool backward) {
   const Topology &topo = x.topo;
   const int H = topo.nhosts(), rh = topo.host_of[root];
   std::vector<int> heads;
@@ -51,20 +62,21 @@ Tree make_tree(const Ctx &x, int root, bool chain, bool chain_across, bool backw
       std::vector<int> host{head};  // the head first, then the others in rank order
       for (int r : topo.hosts[h])
         if (r != head) host.push_back(r);
-      link(host, chain, x.me, &t);
+      link(host, chain ? Across::kChain : Across::kStar, false, x.me, &t);
     }
   }
-  Tree across;
-  link(heads, chain_across, x.me, &across);
-  if (across.parent >= 0) t.parent = across.parent;
-  t.children.insert(t.children.begin(), across.children.begin(), across.children.end());
+  Tree up;
+  link(heads, across, !backward, x.me, &up);
+  if (up.parent >= 0) t.parent = up.parent;
+  t.children.insert(t.children.begin(), up.children.begin(), up.children.end());
   return t;
 }
 
-// Between the heads of the hosts: a chain for large messages, as within a
-// host, and across hosts also where the cost model prefers it to a star.
-bool chain_across_hosts(const Ctx &x, size_t bytes) {
-  return bytes >= x.comm.tuning.chain_min || (x.multi_host() && !star_across_hosts(x, bytes));
+// Between the heads of the hosts (one host: a chain for large messages, as
+// within it).
+Across across_hosts(const Ctx &x, size_t bytes) {
+  if (x.multi_host()) return tree_across_hosts(x, bytes);
+  return bytes >= x.comm.tuning.chain_min ? Across::kChain : Across::kStar;
 }
 
 HcclResult tree_broadcast(Ctx &x) {
@@ -74,14 +86,17 @@ HcclResult tree_broadcast(Ctx &x) {
   const bool chain = bytes >= x.comm.tuning.chain_min;
   // Across hosts never a flat fan-out to every rank: one message per host.
   const bool across = x.multi_host() && !chain;
-  const bool chain_across = chain_across_hosts(x, bytes);
-  x.algo = chain ? "chain" : !across ? (x.n <= kFlatRanks ? "flat" : "star")
-                 : chain_across ? "hosts:chain" : "hosts:star";
+  const Across shape = across_hosts(x, bytes);
+  x.algo = chain ? "chain"
+           : !across ? (x.n <= kFlatRanks ? "flat" : "star")
+           : shape == Across::kChain ? "hosts:chain"
+           : shape == Across::kBinomial ? "hosts:binomial"
+                                        : "hosts:star";
   if (!chain && !across && x.n <= kFlatRanks)  // one step
     return rooted_exchange(
         x, root, true, [&](Batch &b, int p) { b.send(p, buf, bytes); },
         [&](Batch &b) { b.recv(root, buf, bytes); });
-  Tree t = make_tree(x, root, chain, chain_across, false);
+  Tree t = make_tree(x, root, chain, shape, false);
   Batch b(x);
   // A rank that disagrees (about the root, say) would wait for a parent that never sends.
   signature_check(x, b, [&](int p) { return p == t.parent; }, [&](int p) { return t.has_child(p); });
@@ -96,7 +111,7 @@ HcclResult tree_reduce(Ctx &x) {
   char *out = x.out;
   const int root = x.root;
   const size_t bytes = x.count * x.es;
-  Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min, chain_across_hosts(x, bytes), true);
+  Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min, across_hosts(x, bytes), true);
   char *acc = x.me == root ? out : t.children.empty() ? nullptr : x.comm.scratch(0, bytes);
   Batch b(x);
   signature_check(x, b, [&](int p) { return t.has_child(p); }, [&](int p) { return p == t.parent; });
