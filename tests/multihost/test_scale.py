@@ -5,7 +5,8 @@ the ones that must hold at scale: Comm.from_env with torchrun's variables, a CAN
 table (HcclCommInitClusterInfo) and the root info handed over in a file. Each sets up,
 runs checked AllReduces (4 KiB, 1 MiB) and one of each other collective
 (worker_scale.py), then destroys; the set-up and AllReduce times are printed, and the small
-AllReduce, AllGather and ReduceScatter must go through one leader per host (by doubling).
+AllReduce, AllGather and ReduceScatter must go through one leader per host (by doubling),
+the small Broadcast along a binomial tree of hosts.
 
 Slow (about a minute per host count on a 2-core machine), so off by default:
 
@@ -99,6 +100,10 @@ def test_launch_at_scale(cluster, way, tmp_path, capsys):
     # doubling)
     algos = {f["small_algos"] for f in fields.values()}
     assert len(algos) == 1 and all(a.startswith("leader:") for a in next(iter(algos)).split(",")), algos
+    # and a small Broadcast along a binomial tree of hosts (log2 H steps), not a chain (H - 1)
+    # or a star (H - 1 messages at the root): the cost model's choice wherever a message costs
+    # between a seventh of the latency and twice it
+    assert {f["broadcast"] for f in fields.values()} == {"hosts:binomial"}, fields[0]
 
 
 @pytest.mark.timeout(300, method="signal")

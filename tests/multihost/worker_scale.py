@@ -10,10 +10,10 @@ WAY says how the ranks meet:
 
 Then AllReduces of 4 KiB and 1 MiB (float32, checked every time), one of each other
 collective (int32, checked) and destroy. The line "RESULT rank=K ok enter=E ready=R
-ar_small_ms=S ar_big_ms=B small_algos=AR,AG,RS" gives the epoch seconds just before and
-after set-up, the median AllReduce times (the clock is the machine's, shared by every
-simulated host) and the algorithms of the 4 KiB AllReduce and of the small AllGather and
-ReduceScatter; a failure ends with "RESULT rank=K error=...".
+ar_small_ms=S ar_big_ms=B small_algos=AR,AG,RS broadcast=BC" gives the epoch seconds just
+before and after set-up, the median AllReduce times (the clock is the machine's, shared by
+every simulated host) and the algorithms of the 4 KiB AllReduce, of the small AllGather and
+ReduceScatter, and of the small Broadcast; a failure ends with "RESULT rank=K error=...".
 """
 import os
 import statistics
@@ -77,7 +77,7 @@ def all_reduces(comm, s, count):
 
 def others(comm, s):
     """One of each other collective, small int32 blocks, results checked; the algorithms
-    of the AllGather and the ReduceScatter."""
+    of the AllGather, the ReduceScatter and the Broadcast."""
     n, r = comm.size, comm.rank
     idx = np.arange(C, dtype=np.int32)
     root = n - 1
@@ -85,6 +85,7 @@ def others(comm, s):
     comm.broadcast(buf, root=root, stream=s)
     s.synchronize()
     expect("broadcast", buf, idx + 1000)
+    bc = algorithm(comm)
 
     gathered = np.zeros(n * C, np.int32)
     comm.all_gather(np.full(C, r, np.int32), gathered, stream=s)
@@ -118,7 +119,7 @@ def others(comm, s):
 
     comm.barrier(stream=s)
     s.synchronize()
-    return ag, rs
+    return ag, rs, bc
 
 
 def main():
@@ -135,10 +136,11 @@ def main():
         small = all_reduces(comm, s, SMALL)
         ar = algorithm(comm)
         big = all_reduces(comm, s, BIG)
-        ag, rs = others(comm, s)
+        ag, rs, bc = others(comm, s)
         comm.destroy()
         say(f"RESULT rank={RANK} ok enter={enter:.4f} ready={ready:.4f} "
-            f"ar_small_ms={small:.3f} ar_big_ms={big:.3f} small_algos={ar},{ag},{rs}")
+            f"ar_small_ms={small:.3f} ar_big_ms={big:.3f} small_algos={ar},{ag},{rs} "
+            f"broadcast={bc}")
     except Exception as exc:
         say(f"RESULT rank={RANK} error={type(exc).__name__}: {str(exc).replace(chr(10), ' | ')}")
 
