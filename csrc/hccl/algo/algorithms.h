@@ -14,6 +14,12 @@ HcclResult run_flat(Ctx &x);
 HcclResult run_hier(Ctx &x, bool ring);
 // leader.cc: AllReduce, AllGather, ReduceScatter through one rank per host.
 HcclResult run_leader(Ctx &x);
+// The least k with 2^k >= n (n >= 1).
+inline int ceil_log2(int n) {
+  int k = 0;
+  while ((1 << k) < n) ++k;
+  return k;
+}
 // The steps between the leaders of `hosts` hosts: log2 of it by recursive
 // doubling (a power of two from 4), else 1 (every leader to every other).
 int leader_steps(int hosts);

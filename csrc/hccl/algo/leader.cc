@@ -159,18 +159,20 @@ HcclResult halve_then_double(Ctx &x, const Hosts &g, char *sums, char *scratch) 
 
 // The fold's hosts (see the top): this host's number among the P that double
 // (-1 for an odd host below 2r, which hands its sum on), and each one's host.
+// On a power of two r is 0: every host doubles as itself.
 struct Fold {
   explicit Fold(int H, int h) {
     while (P * 2 <= H) P *= 2;
     r = H - P;
     v = h < 2 * r ? (h % 2 == 0 ? h / 2 : -1) : h - r;
-    while ((1 << K) < P) ++K;
+    K = ceil_log2(P);
   }
   int host(int u) const { return u < r ? 2 * u : u + r; }
   int P = 1, r = 0, v = 0, K = 0;
 };
 
-// AllReduce of the leaders' partial sums in `sums` by the fold (see the top).
+// AllReduce of the leaders' partial sums in `sums` by the fold (see the top),
+// which on a power of two is plain doubling.
 HcclResult fold_and_double(Ctx &x, const Hosts &g, char *sums, char *scratch) {
   const size_t bytes = x.count * x.es;
   const Fold f(g.H, g.h);
@@ -219,17 +221,10 @@ HcclResult leader_all_reduce(Ctx &x) {
     x.algo = "leader:halving";
     rc = halve_then_double(x, g, out, scratch);
     if (rc != HCCL_SUCCESS) return rc;
-  } else if (leader_folds(x, bytes)) {
+  } else if (doubling(g) || leader_folds(x, bytes)) {  // a power of two folds nothing
     x.algo = "leader:doubling";
     rc = fold_and_double(x, g, out, scratch);
     if (rc != HCCL_SUCCESS) return rc;
-  } else if (doubling(g)) {
-    for (int k = 0; k < leader_steps(g.H); ++k) {
-      const int p = mirror(g.h, k);
-      rc = swap_with(x, g.leader(p), {out, bytes}, {scratch, bytes});
-      if (rc != HCCL_SUCCESS) return rc;
-      fold_pair(x, g.h < p, out, out, scratch, x.count);
-    }
   } else {
     // Every partial to every leader, reduced in host order.
     rc = exchange_leaders(
@@ -366,9 +361,7 @@ HcclResult leader_all_to_all(Ctx &x) {
 
 int leader_steps(int hosts) {
   if (hosts < 4 || (hosts & (hosts - 1)) != 0) return 1;
-  int k = 0;
-  while ((1 << k) < hosts) ++k;
-  return k;
+  return ceil_log2(hosts);
 }
 
 int leader_fold_steps(int hosts) {

@@ -33,13 +33,15 @@ double leader_halving_time(const Ctx &x, double S) {
   return x.comm.tuning.net.time(2 * K, 2 * (H - 1) / H * S) + msgs(x, 2 * K);
 }
 
-// AllReduce between the leaders of H hosts in one step (H - 1 messages each way,
-// (H-1) x S), or folded into doubling (leader_fold_steps: a message each way
-// per step, S each).
-double leader_exchange_time(const Ctx &x, double S) {
+// One step of H - 1 buffers and messages at a host: the leaders' exchange
+// (every leader to every other), and a tree's star between hosts (below).
+double star_time(const Ctx &x, double S) {
   const double H = x.topo.nhosts();
   return x.comm.tuning.net.time(1, (H - 1) * S) + msgs(x, H - 1);
 }
+
+// AllReduce between the leaders folded into doubling (leader_fold_steps: a
+// message each way per step, S each), against their exchange (star_time).
 double leader_fold_time(const Ctx &x, double S) {
   const double K = leader_fold_steps(x.topo.nhosts());
   return x.comm.tuning.net.time(K, K * S) + msgs(x, K);
@@ -84,7 +86,7 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
     if (leader_ok)
       c.push_back({Algo::kLeader, (lead_steps > 1   ? std::min(leader_doubling_time(x, S), leader_halving_time(x, S))
                                    : leader_folds(x, static_cast<size_t>(S)) ? leader_fold_time(x, S)
-                                                                               : leader_exchange_time(x, S)) +
+                                                                               : star_time(x, S)) +
                                       kShm.time(2, 2 * (L - 1) * S)});
     if (hier_ok)
       c.push_back({Algo::kHier, net.time(2 * (H - 1), 2 * (H - 1) / H * S) +
@@ -111,14 +113,9 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
 // host's link, H - 1 messages at the root), a chain (H - 1 steps, each link
 // one buffer, streamed; one message in and one out at each head) or a binomial
 // tree (ceil(log2 H) steps, as many buffers and messages at the root).
-double star_time(const Ctx &x, double S) {
-  const double H = x.topo.nhosts();
-  return x.comm.tuning.net.time(1, (H - 1) * S) + msgs(x, H - 1);
-}
 double chain_time(const Ctx &x, double S) { return x.comm.tuning.net.time(x.topo.nhosts() - 1, S) + msgs(x, 1); }
 double binomial_time(const Ctx &x, double S) {
-  double K = 0;
-  while ((1 << static_cast<int>(K)) < x.topo.nhosts()) ++K;
+  const double K = ceil_log2(x.topo.nhosts());
   return x.comm.tuning.net.time(K, K * S) + msgs(x, K);
 }
 double tree_time(const Ctx &x, double S) {
@@ -146,7 +143,7 @@ bool leader_folds(const Ctx &x, size_t bytes) {
   const int H = x.topo.nhosts();
   if (leader_fold_steps(H) == 0) return false;
   const double S = static_cast<double>(bytes);
-  return H > kFlatRanks || leader_fold_time(x, S) < leader_exchange_time(x, S);
+  return H > kFlatRanks || leader_fold_time(x, S) < star_time(x, S);
 }
 
 Across tree_across_hosts(const Ctx &x, size_t bytes) {
