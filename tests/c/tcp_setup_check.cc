@@ -80,6 +80,14 @@ tcp::Setup make_setup(int rank, const uint8_t secret[32], const uint8_t nonce[16
   return s;
 }
 
+// connect_all's error hook, keeping the message.
+tcp::OnError keep_why(std::string *out) {
+  return [out](HcclResult r, const std::string &why) {
+    *out = why;
+    return r;
+  };
+}
+
 bool holds(const std::string &bytes, const uint8_t secret[32]) {
   return bytes.find(std::string(reinterpret_cast<const char *>(secret), 32)) != std::string::npos;
 }
@@ -118,8 +126,8 @@ void check_replay() {
   HcclResult r0 = HCCL_E_INTERNAL, r1 = HCCL_E_INTERNAL;
   std::string why0, why1;
   std::vector<std::unique_ptr<Connection>> c0(2), c1(2);
-  std::thread rank0([&] { r0 = tcp::connect_all(s0, fd0, &c0, &why0); });
-  std::thread rank1([&] { r1 = tcp::connect_all(s1, fd1, &c1, &why1); });
+  std::thread rank0([&] { r0 = tcp::connect_all(s0, fd0, &c0, keep_why(&why0)); });
+  std::thread rank1([&] { r1 = tcp::connect_all(s1, fd1, &c1, keep_why(&why1)); });
 
   std::string hello;
   for (auto start = Clock::now(); hello.size() < sizeof(tcp::Hello) && Clock::now() - start < std::chrono::seconds(10);) {
@@ -190,7 +198,7 @@ void check_impostor() {
   });
   std::vector<std::unique_ptr<Connection>> c0(2);
   std::string why;
-  HcclResult r = tcp::connect_all(s0, fd0, &c0, &why);
+  HcclResult r = tcp::connect_all(s0, fd0, &c0, keep_why(&why));
   stop = true;
   impostor.join();
   close(fake_fd);

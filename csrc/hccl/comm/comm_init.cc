@@ -209,12 +209,11 @@ HcclResult setup_tcp(Comm &c, const std::vector<RankInfo> &info, const RootInfoV
   s.deadline = net::Clock::now() + std::chrono::seconds(connect_timeout_s());
   s.exec_timeout_s = c.settings.exec_timeout_s;
   s.watch_fd = bootstrap_fd(c.bootstrap);
-  std::string why;
-  r = tcp::connect_all(s, listen_fd, &c.engine->conns, &why);
-  if (r == HCCL_E_REMOTE)  // another rank failed first: its verdict is waiting in the bootstrap
-    return bootstrap_allgather(c.bootstrap, nullptr, 0, nullptr);
-  if (r != HCCL_SUCCESS) return fail_setup(c, r, why);
-  return HCCL_SUCCESS;
+  return tcp::connect_all(s, listen_fd, &c.engine->conns, [&c](HcclResult code, const std::string &why) {
+    if (code == HCCL_E_REMOTE)  // another rank failed first: its verdict is waiting in the bootstrap
+      return bootstrap_allgather(c.bootstrap, nullptr, 0, nullptr);
+    return fail_setup(c, code, why);
+  });
 }
 
 }  // namespace

@@ -405,11 +405,13 @@ int open_listener(const net::SockAddr &local, const char *api, net::SockAddr *bo
 }
 
 HcclResult connect_all(const Setup &s, int listen_fd,
-                       std::vector<std::unique_ptr<Connection>> *conns, std::string *why) {
+                       std::vector<std::unique_ptr<Connection>> *conns, const OnError &on_error) {
   HcclResult r;
   {
     Connector c(s, listen_fd);
-    r = c.run(conns, why);
+    std::string why;
+    r = c.run(conns, &why);
+    if (r != HCCL_SUCCESS) r = on_error(r, why);
   }
   net::close_fd(listen_fd);
   return r;

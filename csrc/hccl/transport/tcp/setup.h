@@ -12,6 +12,7 @@
 // hello and at most 64 wait at a time.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,10 +47,13 @@ struct Setup {
 int open_listener(const net::SockAddr &local, const char *api, net::SockAddr *bound, HcclResult *code);
 
 // Connects to every remote peer; fills conns[peer] for those. Closes
-// `listen_fd`. On failure returns an error with *why saying which peer (and
-// host) and what went wrong.
+// `listen_fd`. On failure calls on_error(code, why), why saying which peer
+// (and host) and what went wrong, while this rank's sockets are still open,
+// and returns what it returns: a peer must not see them close (and report
+// that) before this rank's own error is on record.
+using OnError = std::function<HcclResult(HcclResult, const std::string &)>;
 HcclResult connect_all(const Setup &s, int listen_fd,
-                       std::vector<std::unique_ptr<Connection>> *conns, std::string *why);
+                       std::vector<std::unique_ptr<Connection>> *conns, const OnError &on_error);
 
 }  // namespace tcp
 }  // namespace hccl
