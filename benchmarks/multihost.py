@@ -89,6 +89,22 @@ def measure_tcp(cluster, streams, nbytes=256 << 20):
     return float(out.split()[-1])
 
 
+def measure_ring(cluster, hosts, nbytes=64 << 20):
+    """Bytes/s per host when every host sends to the next one at once (one TCP stream
+    each, host H-1 to host 0): what every link carries when all are busy both ways, as in
+    a collective. The slowest host's rate: on a machine with few cores the kernel's own
+    work for all the links at once, not the shaping, can be the limit."""
+    sinks = [cluster.popen(h, [sys.executable, "-c", SINK, "1"], stdout=subprocess.PIPE, text=True)
+             for h in range(hosts)]
+    for sink in sinks:
+        assert sink.stdout.readline().strip() == "LISTENING"
+    sources = [cluster.popen(h, [sys.executable, "-c", SOURCE, cluster.host((h + 1) % hosts).ip, "1",
+                                 str(nbytes)]) for h in range(hosts)]
+    for source in sources:
+        source.wait(timeout=120)
+    return min(float(sink.communicate(timeout=60)[0].split()[-1]) for sink in sinks)
+
+
 def bound_factor(op, hosts, ranks):
     n, h = ranks, hosts
     if op == "allreduce":
@@ -169,9 +185,11 @@ def main():
         link = rate_bits(opts.rate)
         tcp1 = measure_tcp(cluster, 1)
         tcp2 = measure_tcp(cluster, 2)
+        ring = measure_ring(cluster, hosts)
         print(f"# {hosts} simulated hosts ({opts.layout}), links shaped to {opts.rate}"
               f"{' + ' + opts.delay + ' delay' if opts.delay else ''}: one TCP "
-              f"stream carried {tcp1 * 8 / 1e9:.2f} Gbit/s, two {tcp2 * 8 / 1e9:.2f} Gbit/s")
+              f"stream carried {tcp1 * 8 / 1e9:.2f} Gbit/s, two {tcp2 * 8 / 1e9:.2f} Gbit/s; "
+              f"every host sending to the next at once, {ring * 8 / 1e9:.2f} Gbit/s each (slowest)")
         runs = [("MPICH", None)] + ([("Open MPI", opts.openmpi)] if opts.openmpi else [])
         by_mpi = {}
         for label, mpiexec in runs:

@@ -4,7 +4,8 @@
 // AllReduce over L local ranks x H hosts: the buffer is cut into L slices,
 // slice i belongs to local rank i.
 //   1. inside the host, every rank sends slice j to local rank j and reduces
-//      what it receives for its own slice (a chain of recv-reduce);
+//      what it receives for its own slice (a chain of recv-reduce), block by
+//      block in the order step 2's ring takes them on this host;
 //   2. across hosts, the ranks with local index i run a ring all-reduce of
 //      slice i cut into H blocks (reduce-scatter, then all-gather), so every
 //      local rank uses the network at once;
@@ -60,6 +61,14 @@ Folded local_fold(Batch &b, const Groups &g, int me, const char *mine, char *dst
   return acc;
 }
 
+// The blocks in the order a ring reduce-scatter across hosts reduces them on
+// host h of H: its first send is block h - 1, its last receive block h.
+std::vector<int> ring_order(int h, int H) {
+  std::vector<int> out;
+  for (int t = 1; t <= H; ++t) out.push_back(mod(h - t, H));
+  return out;
+}
+
 int index_in(const std::vector<int> &v, int r) {
   for (size_t i = 0; i < v.size(); ++i)
     if (v[i] == r) return static_cast<int>(i);
@@ -73,34 +82,43 @@ HcclResult hier_all_reduce(Ctx &x, const Groups &g, const char *in, char *out, s
   auto sub = [&](const Span &slice, int k) { return split(slice.size(), H, k, es); };
   Batch b(x);
 
-  // 1. Reduce-scatter inside the host: my slice, folded in local order, into out.
+  // 1. Reduce-scatter inside the host: my slice, folded in local order, into
+  // out; block by block in the order the ring takes them, so that it starts
+  // on the first.
   const std::vector<int> peers = local_peers(g);
-  for (int q : peers) {
-    Span sq = split(count, L, index_in(g.local, q), es);
-    b.send(q, in + sq.lo * es, sq.size() * es);
-  }
+  const std::vector<int> order = ring_order(g.h, H);
+  for (int k : order)
+    for (int q : peers) {
+      const Span sq = split(count, L, index_in(g.local, q), es), part = sub(sq, k);
+      b.send(q, in + (sq.lo + part.lo) * es, part.size() * es);
+    }
   char *tmp = L > 2 || (L == 2 && g.li == 1) ? x.comm.scratch(0, si.size() * es) : nullptr;
-  Folded f = local_fold(b, g, x.me, in + si.lo * es, out + si.lo * es, tmp, si.size() * es);
-  const Dep acc = f.dep;
-  const char *acc_base = f.ptr;
-  auto acc_at = [&](int k) { return acc.region ? acc.at(sub(si, k).lo * es) : Dep{}; };
+  std::vector<Dep> acc(H);
+  std::vector<const char *> acc_base(H);
+  for (int k : order) {
+    const size_t lo = sub(si, k).lo * es;
+    Folded f = local_fold(b, g, x.me, in + si.lo * es + lo, out + si.lo * es + lo, tmp ? tmp + lo : nullptr,
+                          sub(si, k).size() * es);
+    acc[k] = f.dep;
+    acc_base[k] = f.ptr;
+  }
   auto blk = [&](int k) { return out + (si.lo + sub(si, k).lo) * es; };
   auto blk_bytes = [&](int k) { return sub(si, k).size() * es; };
 
   // 2. Ring across hosts over my slice's H blocks; final[k]: who finishes block k.
   std::vector<Dep> final(H);
   if (H == 1) {
-    final[0] = acc;  // (one rank alone is handled before: L > 1 here)
+    final[0] = acc[0];  // (one rank alone is handled before: L > 1 here)
   } else {
     const int next = g.cross[mod(g.h + 1, H)], prev = g.cross[mod(g.h - 1, H)];
     const Region *r = nullptr;
     for (int s = 0; s + 1 < H; ++s) {  // reduce-scatter: ends with my block h reduced
       int sb = mod(g.h - 1 - s, H), rb = mod(g.h - 2 - s, H);
       if (s == 0)
-        b.send(next, acc_base + sub(si, sb).lo * es, blk_bytes(sb), acc_at(sb));
+        b.send(next, acc_base[sb], blk_bytes(sb), acc[sb]);
       else
         b.send(next, blk(sb), blk_bytes(sb), Dep{r, 0});
-      r = b.recv_reduce(prev, acc_base + sub(si, rb).lo * es, blk(rb), blk_bytes(rb), acc_at(rb));
+      r = b.recv_reduce(prev, acc_base[rb], blk(rb), blk_bytes(rb), acc[rb]);
     }
     final[g.h] = Dep{r, 0};
     for (int s = 0; s + 1 < H; ++s) {  // all-gather
@@ -133,15 +151,17 @@ HcclResult hier_reduce_scatter(Ctx &x, const Groups &g, const char *in, char *ou
   Batch b(x);
 
   // 1. Inside the host: local rank j gets, for every host k, the block of
-  // rank (k, j) folded over the host in local order.
+  // rank (k, j) folded over the host in local order; the blocks in the order
+  // the ring takes them (h - 1, h - 2, ... h), so that it starts on the first.
   const std::vector<int> peers = local_peers(g);
+  const std::vector<int> order = ring_order(g.h, H);
   for (int q : peers)
-    for (int k = 0; k < H; ++k) b.send(q, block(k, index_in(g.local, q)), B);
+    for (int k : order) b.send(q, block(k, index_in(g.local, q)), B);
   // Partial sums, when they cannot go to tmp.
   char *part = H == 1 && L > 1 ? x.comm.scratch(1, B) : nullptr;
   std::vector<Dep> acc(H);
   std::vector<const char *> acc_base(H);
-  for (int k = 0; k < H; ++k) {
+  for (int k : order) {
     char *dst = H == 1 ? out : tblk(k);
     Folded f = local_fold(b, g, x.me, block(k, g.li), dst, H == 1 ? part : dst, B);
     acc[k] = f.dep;
