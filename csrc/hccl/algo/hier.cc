@@ -9,7 +9,8 @@
 //   2. across hosts, the ranks with local index i run a ring all-reduce of
 //      slice i cut into H blocks (reduce-scatter, then all-gather), so every
 //      local rank uses the network at once;
-//   3. inside the host, every rank sends its finished slice to the others.
+//   3. inside the host, every rank sends its finished slice to the others,
+//      block by block as the ring finishes them.
 // Every step is posted at once with dependencies, so a block goes on to the
 // next step as soon as its bytes are produced: the phases pipeline.
 // ReduceScatter is steps 1-2 (the ring reduce-scatter ends on this rank's own
@@ -61,11 +62,12 @@ Folded local_fold(Batch &b, const Groups &g, int me, const char *mine, char *dst
   return acc;
 }
 
-// The blocks in the order a ring reduce-scatter across hosts reduces them on
-// host h of H: its first send is block h - 1, its last receive block h.
-std::vector<int> ring_order(int h, int H) {
+// The H blocks of a ring across hosts from `first` down: on host h a ring
+// reduce-scatter takes them from h - 1 (its first send; its last receive is
+// block h), a ring all-gather has them from h (its own, then what arrives).
+std::vector<int> blocks_from(int first, int H) {
   std::vector<int> out;
-  for (int t = 1; t <= H; ++t) out.push_back(mod(h - t, H));
+  for (int t = 0; t < H; ++t) out.push_back(mod(first - t, H));
   return out;
 }
 
@@ -86,7 +88,7 @@ HcclResult hier_all_reduce(Ctx &x, const Groups &g, const char *in, char *out, s
   // out; block by block in the order the ring takes them, so that it starts
   // on the first.
   const std::vector<int> peers = local_peers(g);
-  const std::vector<int> order = ring_order(g.h, H);
+  const std::vector<int> order = blocks_from(g.h - 1, H);
   for (int k : order)
     for (int q : peers) {
       const Span sq = split(count, L, index_in(g.local, q), es), part = sub(sq, k);
@@ -130,11 +132,12 @@ HcclResult hier_all_reduce(Ctx &x, const Groups &g, const char *in, char *out, s
   }
 
   // 3. All-gather inside the host, block by block as they finish.
+  const std::vector<int> finished = blocks_from(g.h, H);
   for (int q : peers)
-    for (int k = 0; k < H; ++k) b.send(q, blk(k), blk_bytes(k), final[k]);
+    for (int k : finished) b.send(q, blk(k), blk_bytes(k), final[k]);
   for (int q : peers) {
     Span sq = split(count, L, index_in(g.local, q), es);
-    for (int k = 0; k < H; ++k) {
+    for (int k : finished) {
       Span part = sub(sq, k);
       b.recv(q, out + (sq.lo + part.lo) * es, part.size() * es);
     }
@@ -154,7 +157,7 @@ HcclResult hier_reduce_scatter(Ctx &x, const Groups &g, const char *in, char *ou
   // rank (k, j) folded over the host in local order; the blocks in the order
   // the ring takes them (h - 1, h - 2, ... h), so that it starts on the first.
   const std::vector<int> peers = local_peers(g);
-  const std::vector<int> order = ring_order(g.h, H);
+  const std::vector<int> order = blocks_from(g.h - 1, H);
   for (int q : peers)
     for (int k : order) b.send(q, block(k, index_in(g.local, q)), B);
   // Partial sums, when they cannot go to tmp.
@@ -205,13 +208,14 @@ HcclResult hier_all_gather(Ctx &x, const Groups &g, const char *in, char *out, s
       got[rb] = Dep{r, 0};
     }
   }
-  // 2. Inside the host: my H blocks to every local peer, theirs to me.
-  const std::vector<int> peers = local_peers(g);
+  // 2. Inside the host: my H blocks to every local peer, theirs to me, in the
+  // order the ring brings them.
+  const std::vector<int> peers = local_peers(g), arrived = blocks_from(g.h, H);
   for (int q : peers)
-    for (int k = 0; k < H; ++k) b.send(q, k == g.h ? in : block(k, g.li), B, got[k]);
+    for (int k : arrived) b.send(q, k == g.h ? in : block(k, g.li), B, got[k]);
   for (int q : peers) {
     int j = index_in(g.local, q);
-    for (int k = 0; k < H; ++k) b.recv(q, block(k, j), B);
+    for (int k : arrived) b.recv(q, block(k, j), B);
   }
   return b.run();
 }
