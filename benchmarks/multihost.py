@@ -135,7 +135,7 @@ def run_bench(cluster, layout, op, args, mpiexec, label, tmp):
            # otherwise find the other "hosts" on this machine and use shared memory.
            "UCX_TLS": "tcp,self", "UCX_NET_DEVICES": "eth0", "FI_PROVIDER": "tcp",
            "OMPI_MCA_btl": "self,vader,tcp", "OMPI_MCA_pml": "ob1"}
-    cmd, full_env = cluster.mpi_job(layout, argv, env=env, mpiexec=mpiexec)
+    cmd, full_env = cluster.mpi_job(layout, argv, env=env, mpiexec=mpiexec, bind=args.bind_to)
     proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=3000)
     if proc.returncode != 0 or not out.exists():
         print(f"{label} {op}: the benchmark failed\n{proc.stdout}\n{proc.stderr}", file=sys.stderr)
@@ -173,6 +173,8 @@ def main():
                     help="1: synchronize after every operation (round trips)")
     ap.add_argument("-R", "--repeats", type=int, default=1, help="median of this many timings")
     ap.add_argument("--json", metavar="FILE", help="also write every row as JSON")
+    ap.add_argument("--bind-to", default="none", help="the launcher binds each rank to this "
+                    "(none, core: a rank and its threads stay on one core; both MPIs alike)")
     ap.add_argument("--openmpi", metavar="MPIRUN", help="also run under this Open MPI mpirun "
                     "(the ranks run the python beside it, e.g. .venv-openmpi/bin/mpirun from make bench)")
     opts = ap.parse_args()

@@ -286,10 +286,12 @@ class Cluster:
         out.update(env or {})
         return {k: v for k, v in out.items() if not k.startswith(OUTER_MPI_PREFIXES)}
 
-    def mpi_job(self, layout, argv, env=None, mpiexec=None, extra=(), ifname=True, base=None):
+    def mpi_job(self, layout, argv, env=None, mpiexec=None, extra=(), ifname=True, base=None,
+                bind="none"):
         """(argv, env) that start `argv` under mpiexec, `layout` ranks per host, in order:
         "2x2" puts ranks 0, 1 on host 0 and 2, 3 on host 1. MPICH's hydra by default
-        (the mpiexec beside this Python); Open MPI's mpirun if `mpiexec` is one."""
+        (the mpiexec beside this Python); Open MPI's mpirun if `mpiexec` is one. `bind`:
+        the launcher's binding of ranks to cores (none, core, ...)."""
         counts = parse_layout(layout)
         if len(counts) > len(self.hosts):
             raise ValueError(f"layout {layout!r} needs {len(counts)} hosts; the cluster has "
@@ -298,7 +300,7 @@ class Cluster:
         full_env = self.job_env(env, ifname, base)
         hosts = ",".join(f"{h.name}:{c}" for h, c in zip(self.hosts, counts))
         if mpi_flavour(mpiexec) == "openmpi":
-            cmd = [mpiexec, "--bind-to", "none", "--mca", "plm_rsh_agent", str(NSEXEC),
+            cmd = [mpiexec, "--bind-to", bind, "--mca", "plm_rsh_agent", str(NSEXEC),
                    "--mca", "oob_tcp_if_include", str(self.subnet),
                    "--mca", "btl_tcp_if_include", str(self.subnet), "-H", hosts]
             if os.geteuid() == 0:
@@ -310,7 +312,7 @@ class Cluster:
                     cmd += ["-x", key]
         else:
             cmd = [mpiexec, "-launcher", "ssh", "-launcher-exec", str(NSEXEC),
-                   "-localhost", self.bridge_ip, "-hosts", hosts]
+                   "-localhost", self.bridge_ip, "-hosts", hosts, "-bind-to", bind]
         return cmd + ["-n", str(sum(counts)), *extra, *map(str, argv)], full_env
 
     def hostfile(self, layout, path, flavour="mpich"):
