@@ -295,7 +295,6 @@ HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
 
   c->engine.reset(new Engine(static_cast<int>(rank), static_cast<int>(nranks)));
   c->engine->set_exec_timeout(c->settings.exec_timeout_s);
-  c->engine->set_spin(static_cast<int>(c->topo.local(rank).size()));
   c->engine->conns[rank].reset(new SelfConnection(static_cast<int>(rank)));
 
   // Which pairs talk over TCP: different hosts, or all with PYHCCL_TRANSPORT=tcp.
@@ -310,6 +309,7 @@ HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
       if (p == rank && tcp_pair) remote[q] = 1;
     }
   }
+  c->engine->set_spin(static_cast<int>(c->topo.local(rank).size()), any_remote);
   if (any_local && (r = setup_shm(*c, info, job)) != HCCL_SUCCESS) return r;
   if (any_remote && (r = setup_tcp(*c, info, view, remote, api)) != HCCL_SUCCESS) return r;
   // The link between hosts, for the cost model: what rank 0 declared, the rest measured.

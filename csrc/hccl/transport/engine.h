@@ -96,8 +96,9 @@ class Engine {
   void set_exec_timeout(int seconds) { waiter_.set_exec_timeout(seconds); }
   int exec_timeout_s() const { return waiter_.exec_timeout_s(); }
   // Busy-wait and yield budgets of a wait (PYHCCL_SPIN_US, PYHCCL_YIELD_US);
-  // no spinning when this host's ranks outnumber its cores.
-  void set_spin(int local_ranks) { waiter_.set_spin(local_ranks); }
+  // no spinning when this host's ranks outnumber its cores, longer yields
+  // when peers are on other hosts.
+  void set_spin(int local_ranks, bool remote_peers) { waiter_.set_spin(local_ranks, remote_peers); }
 
   Connection &conn(int peer) { return *conns[peer]; }
 

@@ -28,7 +28,7 @@ Waiter::Waiter(int rank, int nranks, const std::vector<std::unique_ptr<Connectio
                const std::unique_ptr<shm::Hub> &hub)
     : rank_(rank), nranks_(nranks), conns_(conns), hub_(hub) {
   set_exec_timeout(1836);
-  set_spin(1);
+  set_spin(1, false);
 }
 
 void Waiter::set_exec_timeout(int seconds) {
@@ -36,10 +36,10 @@ void Waiter::set_exec_timeout(int seconds) {
   timeout_ns_ = static_cast<int64_t>(timeout_s_) * 1000000000LL;
 }
 
-void Waiter::set_spin(int local_ranks) {
+void Waiter::set_spin(int local_ranks, bool remote_peers) {
   bool oversubscribed = local_ranks > usable_cpus();
   spin_ns_ = 1000 * common::env_int("PYHCCL_SPIN_US", oversubscribed ? 0 : 5, 0, 1000000);
-  yield_.configure(1000 * common::env_int("PYHCCL_YIELD_US", 50, 0, 1000000));
+  yield_.configure(1000 * common::env_int("PYHCCL_YIELD_US", remote_peers ? 2000 : 50, 0, 1000000));
   arrive_ns_ = 1000 * common::env_int("PYHCCL_INLINE_US", 20, 0, 1000000);
   watchdog_ns_ = 1000000000LL * common::env_int("PYHCCL_WATCHDOG_S", 30, 0, 1 << 30);
   order_check_ = common::env_int("PYHCCL_ORDER_CHECK", 1, 0, 1) != 0;
