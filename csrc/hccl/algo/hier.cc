@@ -89,11 +89,13 @@ HcclResult hier_all_reduce(Ctx &x, const Groups &g, const char *in, char *out, s
   // on the first.
   const std::vector<int> peers = local_peers(g);
   const std::vector<int> order = blocks_from(g.h - 1, H);
-  for (int k : order)
-    for (int q : peers) {
-      const Span sq = split(count, L, index_in(g.local, q), es), part = sub(sq, k);
+  for (int q : peers) {
+    const Span sq = split(count, L, index_in(g.local, q), es);
+    for (int k : order) {
+      const Span part = sub(sq, k);
       b.send(q, in + (sq.lo + part.lo) * es, part.size() * es);
     }
+  }
   char *tmp = L > 2 || (L == 2 && g.li == 1) ? x.comm.scratch(0, si.size() * es) : nullptr;
   std::vector<Dep> acc(H);
   std::vector<const char *> acc_base(H);
