@@ -44,7 +44,7 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_BOARD_BYTES", "16K", "small collectives on one host use shared-memory boards up to this part size"),
     ("PYHCCL_LATENCY_BYTES", "64K", "AllReduce/Reduce up to this size use the flat algorithm"),
     ("PYHCCL_SINGLE_COPY_BYTES", "256K", "from this size, on one host, read peers' buffers directly"),
-    ("PYHCCL_ALLTOALL_WINDOW", "by size", "AlltoAll(V)/AllGatherV between hosts: sends under way per rank"),
+    ("PYHCCL_ALLTOALL_WINDOW", "by size", "pairwise AlltoAll(V)/AllGatherV/ReduceScatterV between hosts: sends under way per rank"),
     ("PYHCCL_CHAIN_BYTES", "256K", "Broadcast/Reduce from this size use a pipelined chain"),
     ("PYHCCL_NET_LATENCY_US", "measured", "latency between hosts, for the algorithm cost model"),
     ("PYHCCL_NET_MBITS", "measured", "a host link's Mbit/s, for the algorithm cost model"),

@@ -177,6 +177,40 @@ def all_to_all(comm, dtype, n, kind, inplace, op, root):
     return check(recv, np.concatenate([block(r, RANK) for r in range(SIZE)]), dtype), None
 
 
+def v_blocks(n):
+    """Uneven blocks for the V collectives: rank r's holds n * (r % 3) // 2 + r % 2
+    elements (rank 0's none), so sizes differ within and across hosts; and where each
+    starts, packed in rank order."""
+    counts = [n * (r % 3) // 2 + r % 2 for r in range(SIZE)]
+    return counts, [sum(counts[:r]) for r in range(SIZE)]
+
+
+def reduce_scatter_v(comm, dtype, n, kind, inplace, op, root):
+    counts, displs = v_blocks(n)
+    lo, hi = displs[RANK], displs[RANK] + counts[RANK]
+    expect = reduced(op, sum(counts))[lo:hi]
+    send = make(kind, values(op, RANK, sum(counts)), dtype)
+    if inplace and counts[RANK] > 0:
+        mine = send[lo:hi]
+        comm.reduce_scatter_v(send, mine, counts, displs, op, **kw(kind, dtype))
+        sync()
+        return check(mine, expect, dtype), None
+    recv = make(kind, np.full(counts[RANK], -1.0), dtype)
+    comm.reduce_scatter_v(send, recv, counts, displs, op, **kw(kind, dtype))
+    sync()
+    return check(recv, expect, dtype) + unchanged(send, values(op, RANK, sum(counts)), dtype), None
+
+
+def all_gather_v(comm, dtype, n, kind, inplace, op, root):
+    counts, displs = v_blocks(n)
+    block = lambda r: values("sum", r, counts[r], salt=r)  # noqa: E731
+    expect = np.concatenate([block(r) for r in range(SIZE)])
+    recv = make(kind, np.full(sum(counts), -1.0), dtype)
+    comm.all_gather_v(make(kind, block(RANK), dtype), recv, counts, displs, **kw(kind, dtype))
+    sync()
+    return check(recv, expect, dtype), digest(recv)
+
+
 def send_recv(comm, dtype, n, kind, inplace, op, root):
     """A ring (even ranks send first), then shifts in one group: every shift 1..SIZE-1
     for small counts, SIZE // 2 (across hosts in 2x2) for large ones."""
@@ -208,9 +242,11 @@ def send_recv(comm, dtype, n, kind, inplace, op, root):
 COLLECTIVES = {"all_reduce": (all_reduce, True), "reduce_scatter": (reduce_scatter, True),
                "all_gather": (all_gather, True), "broadcast": (broadcast, False),
                "reduce": (reduce, True), "scatter": (scatter, False),
-               "all_to_all": (all_to_all, False), "send_recv": (send_recv, False)}
-REDUCING = {"all_reduce", "reduce_scatter", "reduce"}
-BLOCKED = {"reduce_scatter", "all_gather", "scatter", "all_to_all"}    # buffers of n * SIZE
+               "all_to_all": (all_to_all, False), "send_recv": (send_recv, False),
+               "reduce_scatter_v": (reduce_scatter_v, True), "all_gather_v": (all_gather_v, False)}
+REDUCING = {"all_reduce", "reduce_scatter", "reduce", "reduce_scatter_v"}
+BLOCKED = {"reduce_scatter", "all_gather", "scatter", "all_to_all",     # buffers of n * SIZE
+           "reduce_scatter_v", "all_gather_v"}                          # (of about that)
 
 
 def sync():
@@ -256,7 +292,7 @@ def cases(big):
                     yield name, dtype, n, kind, inplace, "sum", root
                 if name in REDUCING and n == 7:
                     for op in ("prod", "max", "min"):
-                        yield name, dtype, n, "device", name != "reduce_scatter", op, SIZE - 1
+                        yield name, dtype, n, "device", not name.startswith("reduce_scatter"), op, SIZE - 1
 
 
 def expected_hosts():

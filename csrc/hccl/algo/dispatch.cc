@@ -49,9 +49,10 @@ HcclResult run_algo(Ctx &x, Algo a, bool *ran) {
 
 HcclResult chosen(Ctx &x) {
   const size_t bytes = x.spec.largest(x.count, x.es, static_cast<uint32_t>(x.n));
-  // Count 0 where the algorithm still runs (empty messages), or sizes from
-  // the V arrays (each rank's count differs): the copying algorithm.
-  Algo a = x.count == 0 || !x.spec.counted() ? fallback(x.spec) : select_algo(x, bytes);
+  // Sizes from the V arrays (each rank's count differs, so never this rank's
+  // count decides): by the arrays. Count 0 where the algorithm still runs
+  // (empty messages): the copying algorithm.
+  Algo a = !x.spec.counted() ? select_v_algo(x) : x.count == 0 ? fallback(x.spec) : select_algo(x, bytes);
   x.algo = algo_name(a);
   bool ran = false;
   HcclResult rc = run_algo(x, a, &ran);

@@ -1,4 +1,4 @@
-// Hierarchical AllReduce, ReduceScatter and AllGather (and, with a group of
+// Hierarchical AllReduce, ReduceScatter(V) and AllGather(V) (and, with a group of
 // one rank per "host", the plain ring over all ranks, host by host).
 //
 // AllReduce over L local ranks x H hosts: the buffer is cut into L slices,
@@ -15,7 +15,9 @@
 // next step as soon as its bytes are produced: the phases pipeline.
 // ReduceScatter is steps 1-2 (the ring reduce-scatter ends on this rank's own
 // block); AllGather is the ring all-gather across hosts, then the exchange
-// inside the host. Each element is folded in a fixed order for a given job
+// inside the host. ReduceScatterV and AllGatherV run the same steps on blocks
+// of each rank's own size (a ring step then takes as long as its largest
+// block). Each element is folded in a fixed order for a given job
 // shape, so results are bit-identical on every rank and from run to run.
 #include <cstring>
 #include <vector>
@@ -76,6 +78,16 @@ int index_in(const std::vector<int> &v, int r) {
     if (v[i] == r) return static_cast<int>(i);
   return -1;
 }
+
+// Where each rank's block lies in the buffer that holds them all: `count`
+// elements each in rank order, or as the V collectives' counts and
+// displacements (in elements) say.
+struct Blocks {
+  size_t count, es;
+  const std::vector<uint64_t> *counts = nullptr, *displs = nullptr;
+  size_t off(int r) const { return (displs ? (*displs)[r] : r * count) * es; }
+  size_t len(int r) const { return (counts ? (*counts)[r] : count) * es; }
+};
 
 HcclResult hier_all_reduce(Ctx &x, const Groups &g, const char *in, char *out, size_t count) {
   const size_t es = x.es;
@@ -147,12 +159,16 @@ HcclResult hier_all_reduce(Ctx &x, const Groups &g, const char *in, char *out, s
   return b.run();
 }
 
-HcclResult hier_reduce_scatter(Ctx &x, const Groups &g, const char *in, char *out, size_t count) {
-  const size_t B = count * x.es;
+HcclResult hier_reduce_scatter(Ctx &x, const Groups &g, const char *in, char *out, const Blocks &bl) {
   const int L = static_cast<int>(g.local.size()), H = static_cast<int>(g.cross.size());
-  auto block = [&](int k, int j) { return in + static_cast<size_t>(g.rank_at(x, k, j)) * B; };
-  char *tmp = H > 1 ? x.comm.scratch(0, static_cast<size_t>(H) * B) : nullptr;
-  auto tblk = [&](int k) { return tmp + static_cast<size_t>(k) * B; };
+  auto rank = [&](int k, int j) { return g.rank_at(x, k, j); };
+  auto block = [&](int k, int j) { return in + bl.off(rank(k, j)); };
+  auto len = [&](int k, int j) { return bl.len(rank(k, j)); };
+  // tmp: the partial sums of the H blocks this rank's ring carries (local index li).
+  std::vector<size_t> toff(H + 1, 0);
+  for (int k = 0; k < H; ++k) toff[k + 1] = toff[k] + len(k, g.li);
+  char *tmp = H > 1 ? x.comm.scratch(0, toff[H]) : nullptr;
+  auto tblk = [&](int k) { return tmp + toff[k]; };
   Batch b(x);
 
   // 1. Inside the host: local rank j gets, for every host k, the block of
@@ -160,15 +176,17 @@ HcclResult hier_reduce_scatter(Ctx &x, const Groups &g, const char *in, char *ou
   // the ring takes them (h - 1, h - 2, ... h), so that it starts on the first.
   const std::vector<int> peers = local_peers(g);
   const std::vector<int> order = blocks_from(g.h - 1, H);
-  for (int q : peers)
-    for (int k : order) b.send(q, block(k, index_in(g.local, q)), B);
+  for (int q : peers) {
+    const int j = index_in(g.local, q);
+    for (int k : order) b.send(q, block(k, j), len(k, j));
+  }
   // Partial sums, when they cannot go to tmp.
-  char *part = H == 1 && L > 1 ? x.comm.scratch(1, B) : nullptr;
+  char *part = H == 1 && L > 1 ? x.comm.scratch(1, len(0, g.li)) : nullptr;
   std::vector<Dep> acc(H);
   std::vector<const char *> acc_base(H);
   for (int k : order) {
     char *dst = H == 1 ? out : tblk(k);
-    Folded f = local_fold(b, g, x.me, block(k, g.li), dst, H == 1 ? part : dst, B);
+    Folded f = local_fold(b, g, x.me, block(k, g.li), dst, H == 1 ? part : dst, len(k, g.li));
     acc[k] = f.dep;
     acc_base[k] = f.ptr;
   }
@@ -180,19 +198,20 @@ HcclResult hier_reduce_scatter(Ctx &x, const Groups &g, const char *in, char *ou
   for (int s = 0; s + 1 < H; ++s) {
     int sb = mod(g.h - 1 - s, H), rb = mod(g.h - 2 - s, H);
     if (s == 0)
-      b.send(next, acc_base[sb], B, acc[sb]);
+      b.send(next, acc_base[sb], len(sb, g.li), acc[sb]);
     else
-      b.send(next, tblk(sb), B, Dep{r, 0});
-    r = b.recv_reduce(prev, acc_base[rb], s + 2 == H ? out : tblk(rb), B, acc[rb]);
+      b.send(next, tblk(sb), len(sb, g.li), Dep{r, 0});
+    r = b.recv_reduce(prev, acc_base[rb], s + 2 == H ? out : tblk(rb), len(rb, g.li), acc[rb]);
   }
   return b.run();
 }
 
-HcclResult hier_all_gather(Ctx &x, const Groups &g, const char *in, char *out, size_t count) {
-  const size_t B = count * x.es;
+HcclResult hier_all_gather(Ctx &x, const Groups &g, const char *in, char *out, const Blocks &bl) {
   const int H = static_cast<int>(g.cross.size());
-  auto block = [&](int k, int j) { return out + static_cast<size_t>(g.rank_at(x, k, j)) * B; };
-  if (block(g.h, g.li) != in) std::memcpy(block(g.h, g.li), in, B);
+  auto rank = [&](int k, int j) { return g.rank_at(x, k, j); };
+  auto block = [&](int k, int j) { return out + bl.off(rank(k, j)); };
+  auto len = [&](int k, int j) { return bl.len(rank(k, j)); };
+  if (block(g.h, g.li) != in) std::memcpy(block(g.h, g.li), in, len(g.h, g.li));
   Batch b(x);
 
   // 1. Ring all-gather across hosts of the blocks of local index li.
@@ -203,10 +222,10 @@ HcclResult hier_all_gather(Ctx &x, const Groups &g, const char *in, char *out, s
     for (int s = 0; s + 1 < H; ++s) {
       int sb = mod(g.h - s, H), rb = mod(g.h - s - 1, H);
       if (s == 0)
-        b.send(next, in, B);
+        b.send(next, in, len(sb, g.li));
       else
-        b.send(next, block(sb, g.li), B, Dep{r, 0});
-      r = b.recv(prev, block(rb, g.li), B);
+        b.send(next, block(sb, g.li), len(sb, g.li), Dep{r, 0});
+      r = b.recv(prev, block(rb, g.li), len(rb, g.li));
       got[rb] = Dep{r, 0};
     }
   }
@@ -214,10 +233,10 @@ HcclResult hier_all_gather(Ctx &x, const Groups &g, const char *in, char *out, s
   // order the ring brings them.
   const std::vector<int> peers = local_peers(g), arrived = blocks_from(g.h, H);
   for (int q : peers)
-    for (int k : arrived) b.send(q, k == g.h ? in : block(k, g.li), B, got[k]);
+    for (int k : arrived) b.send(q, k == g.h ? in : block(k, g.li), len(k, g.li), got[k]);
   for (int q : peers) {
     int j = index_in(g.local, q);
-    for (int k : arrived) b.recv(q, block(k, j), B);
+    for (int k : arrived) b.recv(q, block(k, j), len(k, j));
   }
   return b.run();
 }
@@ -226,10 +245,15 @@ HcclResult hier_all_gather(Ctx &x, const Groups &g, const char *in, char *out, s
 
 HcclResult run_hier(Ctx &x, bool ring) {
   const Groups g(x, ring);
+  const OpDesc &o = x.op;
   switch (x.spec.kind) {
     case OpKind::kAllReduce: return hier_all_reduce(x, g, x.in, x.out, x.count);
-    case OpKind::kReduceScatter: return hier_reduce_scatter(x, g, x.in, x.out, x.count);
-    case OpKind::kAllGather: return hier_all_gather(x, g, x.in, x.out, x.count);
+    case OpKind::kReduceScatter: return hier_reduce_scatter(x, g, x.in, x.out, Blocks{x.count, x.es});
+    case OpKind::kAllGather: return hier_all_gather(x, g, x.in, x.out, Blocks{x.count, x.es});
+    case OpKind::kReduceScatterV:
+      return hier_reduce_scatter(x, g, x.in, x.out, Blocks{0, x.es, &o.send_counts, &o.send_displs});
+    case OpKind::kAllGatherV:
+      return hier_all_gather(x, g, x.in, x.out, Blocks{0, x.es, &o.recv_counts, &o.recv_displs});
     default: return x.fail(HCCL_E_INTERNAL, "no hierarchical algorithm for this collective");
   }
 }

@@ -14,7 +14,7 @@ namespace hccl {
 namespace {
 
 // How many of the rotation's sends may be under way at once (docs/TRANSPORT.md),
-// in AlltoAll(V) and AllGatherV.
+// in AlltoAll(V), AllGatherV and ReduceScatterV.
 // Between hosts, all n - 1 at once overflow a link's queue, and a message whose
 // tail is dropped waits for TCP's retransmission timeout (200 ms; a 4 MiB
 // AlltoAll on simulated 8x2 hosts took 240 ms where the bound is 59). So step
@@ -104,16 +104,17 @@ HcclResult reduce_scatter_v(Ctx &x) {
     if (bytes > 0 && send + sd[0] * es != recv) std::memcpy(recv, send + sd[0] * es, bytes);
     return HCCL_SUCCESS;
   }
+  // AlltoAll's rotation and send window: step k sends to rank + k the block
+  // that rank + k receives from rank - k in its step k. My block is folded
+  // with every peer's in a fixed order (the rotation).
+  const int window = send_window(x, largest_across_hosts(x, sc));
+  std::vector<const Region *> got(x.n);
   Batch b(x);
-  for (int k = 1; k < x.n; ++k) {
-    int to = (x.me + k) % x.n;
-    b.send(to, send + sd[to] * es, sc[to] * es);
-  }
-  // My block, folded with every peer's in a fixed order (the rotation).
   Dep sum;
   for (int k = 1; k < x.n; ++k) {
-    int from = (x.me + k) % x.n;
-    sum.region = b.recv_reduce(from, k == 1 ? send + sd[x.me] * es : recv, recv, bytes, sum);
+    int to = (x.me + k) % x.n, from = (x.me - k + x.n) % x.n;
+    b.send(to, send + sd[to] * es, sc[to] * es, Dep{}, k > window ? got[k - window] : nullptr);
+    sum.region = got[k] = b.recv_reduce(from, k == 1 ? send + sd[x.me] * es : recv, recv, bytes, sum);
   }
   return b.run();
 }

@@ -153,6 +153,52 @@ Across tree_across_hosts(const Ctx &x, size_t bytes) {
   return star <= bin ? Across::kStar : Across::kBinomial;
 }
 
+Algo select_v_algo(const Ctx &x) {
+  if (!x.multi_host() || !x.spec.has(Algo::kRing)) return Algo::kPairwise;  // AlltoAllV: always
+  const Topology &topo = x.topo;
+  const LinkCost &net = x.comm.tuning.net;
+  const std::vector<uint64_t> &c = x.spec.kind == OpKind::kAllGatherV ? x.op.recv_counts : x.op.send_counts;
+  const double es = static_cast<double>(x.es), n = x.n, H = topo.nhosts();
+  auto len = [&](int r) { return static_cast<double>(c[r]) * es; };
+  double total = 0, largest = 0, Lmin = n;
+  for (int r = 0; r < x.n; ++r) {
+    total += len(r);
+    largest = std::max(largest, len(r));
+  }
+  // Pairwise, one step: host h's blocks go to (or come from) every rank of
+  // another host, and the other blocks to (from) each of its ranks; the
+  // busiest host link, whichever way is fuller.
+  double pair = 0;
+  for (const auto &host : topo.hosts) {
+    const double L = static_cast<double>(host.size());
+    double own = 0;
+    for (int r : host) own += len(r);
+    pair = std::max(pair, std::max(own * (n - L), (total - own) * L));
+    Lmin = std::min(Lmin, L);
+  }
+  Algo best = Algo::kPairwise;
+  double t = net.time(1, pair) + msgs(x, n - Lmin);
+  // The ring over all ranks, host by host: n - 1 steps, each at most the
+  // largest block over a host's link.
+  const double ring = net.time(n - 1, (n - 1) * largest) + msgs(x, n - 1);
+  if (ring < t) best = Algo::kRing, t = ring;
+  if (topo.even()) {
+    // Hierarchical: H - 1 steps; in each, the L rings (one per local index)
+    // carry one block each over the host's link.
+    const int L = static_cast<int>(topo.hosts[0].size());
+    double step = 0;
+    for (int j = 0; j < L; ++j) {
+      double widest = 0;
+      for (int k = 0; k < topo.nhosts(); ++k) widest = std::max(widest, len(topo.rank_at(k, j)));
+      step += widest;
+    }
+    const double hier = net.time(H - 1, (H - 1) * step) + kShm.time(L - 1, (L - 1) / static_cast<double>(L) * total) +
+                        msgs(x, H - 1);
+    if (hier < t) best = Algo::kHier;
+  }
+  return best;
+}
+
 Algo select_algo(const Ctx &x, size_t bytes) {
   const AlgoTuning &t = x.comm.tuning;
   const CollectiveSpec &s = x.spec;

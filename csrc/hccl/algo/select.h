@@ -18,6 +18,12 @@ namespace hccl {
 // PYHCCL_ALGO's where it can run, else the automatic choice among the
 // spec's candidates.
 Algo select_algo(const Ctx &x, size_t bytes);
+// AllGatherV and ReduceScatterV (each rank's block its own size): pairwise on
+// one host; across hosts pairwise, the hierarchical ring (even hosts) or the
+// ring over all ranks, by the cost model of the counts every rank passes
+// (their digest is in the operation's signature, so ranks that pass others
+// fail rather than choose apart).
+Algo select_v_algo(const Ctx &x);
 // AllReduce between the leaders of 4, 8, 16 ... hosts (leader.cc): whether they
 // halve, then double (a reduce-scatter and an all-gather of the hosts' sums)
 // rather than only double, by the cost model.

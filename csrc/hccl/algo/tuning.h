@@ -48,8 +48,8 @@ struct AlgoTuning {
   uint64_t single_copy_min = 256 << 10;  // direct from this size (PYHCCL_SINGLE_COPY_BYTES)
   uint64_t chunk_bytes = 1 << 20;        // largest message of a transfer (PYHCCL_CHUNK_BYTES)
   uint64_t chain_min = 256 << 10;        // Broadcast/Reduce trees: a chain from this size
-  // Pairwise AlltoAll(V) and AllGatherV between hosts: sends under way at once per rank
-  // (PYHCCL_ALLTOALL_WINDOW); 0: from the message size (pairwise.cc).
+  // Pairwise AlltoAll(V), AllGatherV and ReduceScatterV between hosts: sends under
+  // way at once per rank (PYHCCL_ALLTOALL_WINDOW); 0: from the message size (pairwise.cc).
   uint32_t alltoall_window = 0;
   // Between hosts: declared (PYHCCL_NET_LATENCY_US, PYHCCL_NET_MBITS) or measured at
   // set-up (comm/link_probe.h); 50 us and 10 Gbit/s until then.
