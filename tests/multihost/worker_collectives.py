@@ -186,26 +186,45 @@ def v_blocks(n):
 
 
 def reduce_scatter_v(comm, dtype, n, kind, inplace, op, root):
-    counts, displs = v_blocks(n)
-    lo, hi = displs[RANK], displs[RANK] + counts[RANK]
+    """Packed blocks from host buffers; from device buffers in reverse rank order, one
+    element apart (out of place)."""
+    counts, packed = v_blocks(n)
+    mine = values(op, RANK, sum(counts))
+    lo, hi = packed[RANK], packed[RANK] + counts[RANK]
     expect = reduced(op, sum(counts))[lo:hi]
-    send = make(kind, values(op, RANK, sum(counts)), dtype)
+    if kind == "device":
+        displs = [sum(counts[q] + 1 for q in range(r + 1, SIZE)) for r in range(SIZE)]
+        v = np.ones(sum(counts) + SIZE)
+        for r in range(SIZE):
+            v[displs[r]:displs[r] + counts[r]] = mine[packed[r]:packed[r] + counts[r]]
+        send, inplace = make(kind, v, dtype), False
+    else:
+        displs, v = packed, mine
+        send = make(kind, v, dtype)
     if inplace and counts[RANK] > 0:
-        mine = send[lo:hi]
-        comm.reduce_scatter_v(send, mine, counts, displs, op, **kw(kind, dtype))
+        block = send[lo:hi]
+        comm.reduce_scatter_v(send, block, counts, displs, op, **kw(kind, dtype))
         sync()
-        return check(mine, expect, dtype), None
+        return check(block, expect, dtype), None
     recv = make(kind, np.full(counts[RANK], -1.0), dtype)
     comm.reduce_scatter_v(send, recv, counts, displs, op, **kw(kind, dtype))
     sync()
-    return check(recv, expect, dtype) + unchanged(send, values(op, RANK, sum(counts)), dtype), None
+    return check(recv, expect, dtype) + unchanged(send, v, dtype), None
 
 
 def all_gather_v(comm, dtype, n, kind, inplace, op, root):
+    """Packed blocks into host buffers; into device buffers in reverse rank order, one
+    element apart (the gaps must stay untouched)."""
     counts, displs = v_blocks(n)
     block = lambda r: values("sum", r, counts[r], salt=r)  # noqa: E731
-    expect = np.concatenate([block(r) for r in range(SIZE)])
-    recv = make(kind, np.full(sum(counts), -1.0), dtype)
+    total = sum(counts)
+    if kind == "device":
+        displs = [sum(counts[q] + 1 for q in range(r + 1, SIZE)) for r in range(SIZE)]
+        total += SIZE
+    expect = np.full(total, -1.0)
+    for r in range(SIZE):
+        expect[displs[r]:displs[r] + counts[r]] = block(r)
+    recv = make(kind, np.full(total, -1.0), dtype)
     comm.all_gather_v(make(kind, block(RANK), dtype), recv, counts, displs, **kw(kind, dtype))
     sync()
     return check(recv, expect, dtype), digest(recv)

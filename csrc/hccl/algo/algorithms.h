@@ -3,16 +3,50 @@
 // the spec's byte rules) and handles the collectives its spec rows list.
 #pragma once
 
+#include <vector>
+
 #include "hccl/algo/ctx.h"
 
 namespace hccl {
 
+// Where each rank's block lies in the buffer that holds them all (AllGather's
+// output, ReduceScatter's input): `count` elements each in rank order, or as
+// the V collectives' counts and displacements (in elements) say.
+struct Blocks {
+  size_t count, es;
+  const std::vector<uint64_t> *counts = nullptr, *displs = nullptr;
+  size_t off(int r) const { return (displs ? (*displs)[r] : r * count) * es; }
+  size_t len(int r) const { return (counts ? (*counts)[r] : count) * es; }
+  // Every block right after the one before, from 0 (no gaps, rank order).
+  bool dense(int n) const {
+    uint64_t at = 0;
+    for (int r = 0; displs && r < n; ++r) {
+      if ((*displs)[r] != at) return false;
+      at += (*counts)[r];
+    }
+    return true;
+  }
+  // Bytes from the buffer's start to the end of its last block.
+  size_t extent(int n) const {
+    size_t e = 0;
+    for (int r = 0; r < n; ++r) e = off(r) + len(r) > e ? off(r) + len(r) : e;
+    return e;
+  }
+  // x's blocks: AllGather(V)'s output, ReduceScatter(V)'s input.
+  static Blocks of(const Ctx &x) {
+    const OpDesc &o = x.op;
+    if (x.spec.kind == OpKind::kAllGatherV) return Blocks{0, x.es, &o.recv_counts, &o.recv_displs};
+    if (x.spec.kind == OpKind::kReduceScatterV) return Blocks{0, x.es, &o.send_counts, &o.send_displs};
+    return Blocks{x.count, x.es};
+  }
+};
+
 // flat.cc: AllReduce, Reduce: every rank's buffer to every rank (the root).
 HcclResult run_flat(Ctx &x);
-// hier.cc: AllReduce, ReduceScatter, AllGather; `ring`: one ring over all
+// hier.cc: AllReduce, ReduceScatter(V), AllGather(V); `ring`: one ring over all
 // ranks, host by host, instead of host-local steps around a ring of hosts.
 HcclResult run_hier(Ctx &x, bool ring);
-// leader.cc: AllReduce, AllGather, ReduceScatter through one rank per host.
+// leader.cc: AllReduce, AllGather(V), ReduceScatter(V), AlltoAll through one rank per host.
 HcclResult run_leader(Ctx &x);
 // The least k with 2^k >= n (n >= 1).
 inline int ceil_log2(int n) {
@@ -29,7 +63,7 @@ int leader_steps(int hosts);
 int leader_fold_steps(int hosts);
 // tree.cc: Broadcast, Reduce.
 HcclResult run_tree(Ctx &x);
-// pairwise.cc: AlltoAll(V), AllGatherV, ReduceScatterV, Scatter.
+// pairwise.cc: AlltoAll(V), AllGatherV, ReduceScatterV, Scatter, Gather.
 HcclResult run_pairwise(Ctx &x);
 // send_recv.cc: HcclSend, HcclRecv, HcclBatchSendRecv.
 HcclResult run_send_recv(Ctx &x);

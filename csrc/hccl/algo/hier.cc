@@ -79,16 +79,6 @@ int index_in(const std::vector<int> &v, int r) {
   return -1;
 }
 
-// Where each rank's block lies in the buffer that holds them all: `count`
-// elements each in rank order, or as the V collectives' counts and
-// displacements (in elements) say.
-struct Blocks {
-  size_t count, es;
-  const std::vector<uint64_t> *counts = nullptr, *displs = nullptr;
-  size_t off(int r) const { return (displs ? (*displs)[r] : r * count) * es; }
-  size_t len(int r) const { return (counts ? (*counts)[r] : count) * es; }
-};
-
 HcclResult hier_all_reduce(Ctx &x, const Groups &g, const char *in, char *out, size_t count) {
   const size_t es = x.es;
   const int L = static_cast<int>(g.local.size()), H = static_cast<int>(g.cross.size());
@@ -245,15 +235,12 @@ HcclResult hier_all_gather(Ctx &x, const Groups &g, const char *in, char *out, c
 
 HcclResult run_hier(Ctx &x, bool ring) {
   const Groups g(x, ring);
-  const OpDesc &o = x.op;
   switch (x.spec.kind) {
     case OpKind::kAllReduce: return hier_all_reduce(x, g, x.in, x.out, x.count);
-    case OpKind::kReduceScatter: return hier_reduce_scatter(x, g, x.in, x.out, Blocks{x.count, x.es});
-    case OpKind::kAllGather: return hier_all_gather(x, g, x.in, x.out, Blocks{x.count, x.es});
-    case OpKind::kReduceScatterV:
-      return hier_reduce_scatter(x, g, x.in, x.out, Blocks{0, x.es, &o.send_counts, &o.send_displs});
-    case OpKind::kAllGatherV:
-      return hier_all_gather(x, g, x.in, x.out, Blocks{0, x.es, &o.recv_counts, &o.recv_displs});
+    case OpKind::kReduceScatter:
+    case OpKind::kReduceScatterV: return hier_reduce_scatter(x, g, x.in, x.out, Blocks::of(x));
+    case OpKind::kAllGather:
+    case OpKind::kAllGatherV: return hier_all_gather(x, g, x.in, x.out, Blocks::of(x));
     default: return x.fail(HCCL_E_INTERNAL, "no hierarchical algorithm for this collective");
   }
 }

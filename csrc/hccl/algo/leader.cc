@@ -6,6 +6,8 @@
 //   AllGather      the leaders exchange their hosts' blocks.
 //   ReduceScatter  the leaders combine the partial sums of each host's blocks
 //                  and each keeps its own host's.
+//   AllGatherV and ReduceScatterV as AllGather and ReduceScatter, on blocks of
+//   each rank's own size (packed host by host: Pack).
 // Between the leaders, one of two shapes:
 //   exchange  one step, every leader to every other (H - 1 messages each way).
 //             AllReduce carries (H-1) x S over a host's link, where the flat
@@ -48,17 +50,28 @@ struct Hosts {
       : t(x.topo), H(t.nhosts()), h(t.host_of[x.me]), local(t.hosts[h]),
         L(static_cast<int>(local.size())), leading(x.me == local[0]) {}
   int leader(int k) const { return t.hosts[k][0]; }
-  // Where each host's blocks sit when packed host by host (rank order within).
-  std::vector<size_t> offsets(size_t block) const {
-    std::vector<size_t> off(H + 1, 0);
-    for (int k = 0; k < H; ++k) off[k + 1] = off[k] + t.hosts[k].size() * block;
-    return off;
-  }
   const Topology &t;
   const int H, h;
   const std::vector<int> &local;
   const int L;
   const bool leading;
+};
+
+// The blocks packed host by host (local order within): where rank r's sits
+// (at[r]), and each host's part (host[k] .. host[k + 1]).
+struct Pack {
+  Pack(const Hosts &g, const Blocks &bl) : at(g.t.host_of.size()), host(g.H + 1, 0) {
+    size_t p = 0;
+    for (int k = 0; k < g.H; ++k) {
+      host[k] = p;
+      for (int r : g.t.hosts[k]) {
+        at[r] = p;
+        p += bl.len(r);
+      }
+    }
+    host[g.H] = p;
+  }
+  std::vector<size_t> at, host;
 };
 
 // Not a leader: all this rank does is send `mine` to its leader and get the result back.
@@ -121,13 +134,21 @@ void fold_pair(Ctx &x, bool mine_first, char *dst, const void *mine, const void 
   reduce(x.op.dtype, x.op.op, dst, srcs, 2, count);
 }
 
-// The leader: sends local rank j (j >= 1) `bytes` from `at(j)`.
-template <typename At>
-HcclResult hand_out(Ctx &x, const Hosts &g, size_t bytes, At at) {
+// The leader: sends local rank j (j >= 1) the range part(j) (hand_out: `bytes`
+// from at(j)).
+template <typename Part>
+HcclResult hand_out_parts(Ctx &x, const Hosts &g, Part part) {
   if (g.L == 1) return HCCL_SUCCESS;
   Batch b(x);
-  for (int j = 1; j < g.L; ++j) b.send(g.local[j], at(j), bytes);
+  for (int j = 1; j < g.L; ++j) {
+    const Range<const char> r = part(j);
+    b.send(g.local[j], r.p, r.n);
+  }
   return b.run();
+}
+template <typename At>
+HcclResult hand_out(Ctx &x, const Hosts &g, size_t bytes, At at) {
+  return hand_out_parts(x, g, [&](int j) { return Range<const char>{at(j), bytes}; });
 }
 
 // AllReduce of the leaders' partial sums in `sums` (doubling; scratch as large
@@ -238,20 +259,32 @@ HcclResult leader_all_reduce(Ctx &x) {
   return hand_out(x, g, bytes, [&](int) { return out; });
 }
 
-HcclResult leader_all_gather(Ctx &x) {
+// AllGather(V): where the blocks lie one after the other in rank order (AllGather,
+// AllGatherV's usual arrays), every rank of the host gets the output itself;
+// else the pack, which each lays out.
+HcclResult leader_all_gather(Ctx &x, const Blocks &bl) {
   const Hosts g(x);
-  const size_t B = x.count * x.es;
-  const size_t S = B * static_cast<size_t>(x.n);
+  const Pack pk(g, bl);
+  const size_t S = pk.host[g.H], mine = bl.len(x.me);
+  const bool dense = bl.dense(x.n);
   char *out = x.out;
-  if (!g.leading) return via_leader(x, g, x.in, B, out, S);
-  if (out + x.me * B != x.in) std::memcpy(out + x.me * B, x.in, B);
-  HcclResult rc = gather_host(x, g, B, [&](int j) { return out + g.local[j] * B; });
+  char *pack = dense && !g.leading ? nullptr : x.comm.scratch(0, S);
+  auto lay_out = [&]() {
+    for (int r = 0; r < x.n; ++r) std::memcpy(out + bl.off(r), pack + pk.at[r], bl.len(r));
+  };
+  if (!g.leading) {
+    HcclResult rc = via_leader(x, g, x.in, mine, dense ? out : pack, S);
+    if (rc == HCCL_SUCCESS && !dense) lay_out();
+    return rc;
+  }
+  std::memcpy(pack + pk.at[x.me], x.in, mine);
+  Batch gather(x);
+  for (int j = 1; j < g.L; ++j) gather.recv(g.local[j], pack + pk.at[g.local[j]], bl.len(g.local[j]));
+  HcclResult rc = g.L > 1 ? gather.run() : HCCL_SUCCESS;
   if (rc != HCCL_SUCCESS) return rc;
   // Host by host in one buffer: this host's blocks go out in one message per leader.
-  const std::vector<size_t> off = g.offsets(B);
-  char *pack = x.comm.scratch(0, S);
+  const std::vector<size_t> &off = pk.host;
   auto host_part = [&](int k) { return Range<char>{pack + off[k], off[k + 1] - off[k]}; };
-  for (int j = 0; j < g.L; ++j) std::memcpy(pack + off[g.h] + j * B, out + g.local[j] * B, B);
   if (doubling(g)) {
     // Step k: this leader's block of 2^k hosts for its mirror's.
     for (int k = 0; k < leader_steps(g.H) && rc == HCCL_SUCCESS; ++k) {
@@ -263,35 +296,34 @@ HcclResult leader_all_gather(Ctx &x) {
         x, g, [&](int) { return Range<const char>{pack + off[g.h], off[g.h + 1] - off[g.h]}; }, host_part);
   }
   if (rc != HCCL_SUCCESS) return rc;
-  for (int k = 0; k < g.H; ++k)
-    for (size_t j = 0; k != g.h && j < g.t.hosts[k].size(); ++j)
-      std::memcpy(out + g.t.hosts[k][j] * B, pack + off[k] + j * B, B);
-  return hand_out(x, g, S, [&](int) { return out; });
+  lay_out();
+  return hand_out(x, g, S, [&](int) { return dense ? out : pack; });
 }
 
-HcclResult leader_reduce_scatter(Ctx &x) {
+// ReduceScatter(V): each rank hands its leader its input up to the end of its
+// last block (`extent`), and gets its own block back.
+HcclResult leader_reduce_scatter(Ctx &x, const Blocks &bl) {
   const Hosts g(x);
-  const size_t B = x.count * x.es;
-  const size_t S = B * static_cast<size_t>(x.n);
-  if (!g.leading) return via_leader(x, g, x.in, S, x.out, B);
+  const Pack pk(g, bl);
+  const size_t S = pk.host[g.H], E = bl.extent(x.n);
+  if (!g.leading) return via_leader(x, g, x.in, E, x.out, bl.len(x.me));
   // Scratch: the local peers' inputs, this host's partial sums packed host by
   // host, and what the other leaders send for this host's blocks (slot h: the result).
-  const std::vector<size_t> off = g.offsets(B);
+  const std::vector<size_t> &off = pk.host;
   const size_t mine = off[g.h + 1] - off[g.h];
-  char *inputs = x.comm.scratch(0, (g.L - 1) * S + S + std::max(g.H * mine, S));
-  char *pack = inputs + (g.L - 1) * S;
+  char *inputs = x.comm.scratch(0, (g.L - 1) * E + S + std::max(g.H * mine, S));
+  char *pack = inputs + (g.L - 1) * E;
   char *got = pack + S;
-  HcclResult rc = gather_host(x, g, S, [&](int j) { return inputs + (j - 1) * S; });
+  HcclResult rc = gather_host(x, g, E, [&](int j) { return inputs + (j - 1) * E; });
   if (rc != HCCL_SUCCESS) return rc;
   std::vector<const void *> srcs{x.in};
-  for (int j = 1; j < g.L; ++j) srcs.push_back(inputs + (j - 1) * S);
+  for (int j = 1; j < g.L; ++j) srcs.push_back(inputs + (j - 1) * E);
   // This host's sums, block by block, packed host by host (in local order).
   std::vector<const void *> at(srcs.size());
-  for (int k = 0; k < g.H; ++k)
-    for (size_t j = 0; j < g.t.hosts[k].size(); ++j) {
-      for (size_t i = 0; i < srcs.size(); ++i) at[i] = static_cast<const char *>(srcs[i]) + g.t.hosts[k][j] * B;
-      reduce(x.op.dtype, x.op.op, pack + off[k] + j * B, at.data(), g.L, x.count);
-    }
+  for (int r = 0; r < x.n; ++r) {
+    for (size_t i = 0; i < srcs.size(); ++i) at[i] = static_cast<const char *>(srcs[i]) + bl.off(r);
+    reduce(x.op.dtype, x.op.op, pack + pk.at[r], at.data(), g.L, bl.len(r) / x.es);
+  }
   char *result = pack + off[g.h];
   if (doubling(g)) {
     // Halving, from the widest step: of the sums for this leader's block of
@@ -312,10 +344,14 @@ HcclResult leader_reduce_scatter(Ctx &x) {
     std::vector<const void *> hosts;
     for (int k = 0; k < g.H; ++k) hosts.push_back(k == g.h ? pack + off[g.h] : got + k * mine);
     result = got + g.h * mine;
-    reduce(x.op.dtype, x.op.op, result, hosts.data(), g.H, x.count * static_cast<size_t>(g.L));
+    reduce(x.op.dtype, x.op.op, result, hosts.data(), g.H, mine / x.es);
   }
-  std::memcpy(x.out, result, B);
-  return hand_out(x, g, B, [&](int j) { return result + j * B; });
+  auto part = [&](int j) {
+    const int r = g.local[j];
+    return Range<const char>{result + (pk.at[r] - off[g.h]), bl.len(r)};
+  };
+  std::memcpy(x.out, part(0).p, part(0).n);
+  return hand_out_parts(x, g, part);
 }
 
 // AlltoAll: the leader gathers its host's send buffers, sends each other
@@ -373,8 +409,10 @@ HcclResult run_leader(Ctx &x) {
   if (leader_steps(x.topo.nhosts()) > 1 && x.spec.kind != OpKind::kAlltoAll) x.algo = "leader:doubling";
   switch (x.spec.kind) {
     case OpKind::kAllReduce: return leader_all_reduce(x);
-    case OpKind::kAllGather: return leader_all_gather(x);
-    case OpKind::kReduceScatter: return leader_reduce_scatter(x);
+    case OpKind::kAllGather:
+    case OpKind::kAllGatherV: return leader_all_gather(x, Blocks::of(x));
+    case OpKind::kReduceScatter:
+    case OpKind::kReduceScatterV: return leader_reduce_scatter(x, Blocks::of(x));
     case OpKind::kAlltoAll: return leader_all_to_all(x);
     default: return x.fail(HCCL_E_INTERNAL, "no leader algorithm for this collective");
   }

@@ -168,16 +168,27 @@ Algo select_v_algo(const Ctx &x) {
   // Pairwise, one step: host h's blocks go to (or come from) every rank of
   // another host, and the other blocks to (from) each of its ranks; the
   // busiest host link, whichever way is fuller.
-  double pair = 0;
+  // Leader: the leaders exchange their hosts' parts (H - 1 messages of it
+  // out, the other hosts' parts in) or double (log2 H steps, about the other
+  // parts each way); their hosts' blocks come and go over shared memory.
+  const double lead_steps = leader_steps(topo.nhosts());
+  double pair = 0, lead = 0, Lmax = 1;
   for (const auto &host : topo.hosts) {
     const double L = static_cast<double>(host.size());
     double own = 0;
     for (int r : host) own += len(r);
     pair = std::max(pair, std::max(own * (n - L), (total - own) * L));
+    lead = std::max(lead, std::max(total - own, lead_steps > 1 ? 0 : (H - 1) * own));
     Lmin = std::min(Lmin, L);
+    Lmax = std::max(Lmax, L);
   }
   Algo best = Algo::kPairwise;
   double t = net.time(1, pair) + msgs(x, n - Lmin);
+  if (H <= kFlatRanks || lead_steps > 1) {
+    const double leader = net.time(lead_steps, lead) + kShm.time(2, Lmax * total) +
+                          msgs(x, lead_steps > 1 ? lead_steps : H - 1);
+    if (leader < t) best = Algo::kLeader, t = leader;
+  }
   // The ring over all ranks, host by host: n - 1 steps, each at most the
   // largest block over a host's link.
   const double ring = net.time(n - 1, (n - 1) * largest) + msgs(x, n - 1);

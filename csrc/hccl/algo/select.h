@@ -19,8 +19,8 @@ namespace hccl {
 // spec's candidates.
 Algo select_algo(const Ctx &x, size_t bytes);
 // AllGatherV and ReduceScatterV (each rank's block its own size): pairwise on
-// one host; across hosts pairwise, the hierarchical ring (even hosts) or the
-// ring over all ranks, by the cost model of the counts every rank passes
+// one host; across hosts pairwise, one leader per host, the hierarchical ring
+// (even hosts) or the ring over all ranks, by the cost model of the counts every rank passes
 // (their digest is in the operation's signature, so ranks that pass others
 // fail rather than choose apart).
 Algo select_v_algo(const Ctx &x);
