@@ -47,7 +47,7 @@ RankInfo RankInfo::of_this_process(int32_t device, uint32_t nranks) {
   p.board_bytes = static_cast<uint32_t>(
       std::min<uint64_t>(common::env_bytes("PYHCCL_BOARD_BYTES", 16u << 10, /*zero_ok=*/true), 1u << 20));
   p.alltoall_window = static_cast<uint32_t>(common::env_int("PYHCCL_ALLTOALL_WINDOW", 0, 0, 1 << 20));
-  p.sockets_per_peer = static_cast<uint32_t>(common::env_int("PYHCCL_SOCKETS_PER_PEER", 2, 1, 16));
+  p.sockets_per_peer = static_cast<uint32_t>(common::env_int("PYHCCL_SOCKETS_PER_PEER", 1, 1, 16));
   p.socket_buffer = static_cast<uint32_t>(common::env_bytes("PYHCCL_SOCKET_BUFFER", 4u << 20));
   if (getrandom(p.nonce, sizeof(p.nonce), 0) != static_cast<ssize_t>(sizeof(p.nonce)))
     for (size_t i = 0; i < sizeof(p.nonce); ++i) p.nonce[i] = static_cast<uint8_t>(p.pid >> (i % 4));
