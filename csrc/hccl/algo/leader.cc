@@ -83,21 +83,29 @@ HcclResult via_leader(Ctx &x, const Hosts &g, const void *mine, size_t mine_byte
   return b.run();
 }
 
-// The leader: receives `bytes` from local rank j (j >= 1) at `at(j)`.
-template <typename At>
-HcclResult gather_host(Ctx &x, const Hosts &g, size_t bytes, At at) {
-  if (g.L == 1) return HCCL_SUCCESS;
-  Batch b(x);
-  for (int j = 1; j < g.L; ++j) b.recv(g.local[j], at(j), bytes);
-  return b.run();
-}
-
 // A range of bytes to send, or to receive into.
 template <typename T>
 struct Range {
   T *p;
   size_t n;
 };
+
+// The leader: receives from local rank j (j >= 1) into the range part(j)
+// (gather_host: `bytes` at at(j)).
+template <typename Part>
+HcclResult gather_parts(Ctx &x, const Hosts &g, Part part) {
+  if (g.L == 1) return HCCL_SUCCESS;
+  Batch b(x);
+  for (int j = 1; j < g.L; ++j) {
+    const Range<char> r = part(j);
+    b.recv(g.local[j], r.p, r.n);
+  }
+  return b.run();
+}
+template <typename At>
+HcclResult gather_host(Ctx &x, const Hosts &g, size_t bytes, At at) {
+  return gather_parts(x, g, [&](int j) { return Range<char>{at(j), bytes}; });
+}
 
 // The one network step: to the leader of every other host k, the bytes
 // `out(k)` says, and from it into `in(k)`.
@@ -278,9 +286,10 @@ HcclResult leader_all_gather(Ctx &x, const Blocks &bl) {
     return rc;
   }
   std::memcpy(pack + pk.at[x.me], x.in, mine);
-  Batch gather(x);
-  for (int j = 1; j < g.L; ++j) gather.recv(g.local[j], pack + pk.at[g.local[j]], bl.len(g.local[j]));
-  HcclResult rc = g.L > 1 ? gather.run() : HCCL_SUCCESS;
+  HcclResult rc = gather_parts(x, g, [&](int j) {
+    const int r = g.local[j];
+    return Range<char>{pack + pk.at[r], bl.len(r)};
+  });
   if (rc != HCCL_SUCCESS) return rc;
   // Host by host in one buffer: this host's blocks go out in one message per leader.
   const std::vector<size_t> &off = pk.host;
