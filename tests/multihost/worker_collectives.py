@@ -185,6 +185,12 @@ def v_blocks(n):
     return counts, [sum(counts[:r]) for r in range(SIZE)]
 
 
+def gapped(counts):
+    """Displacements of `counts` in reverse rank order, one element apart, and the
+    elements the buffer then needs."""
+    return [sum(counts[q] + 1 for q in range(r + 1, SIZE)) for r in range(SIZE)], sum(counts) + SIZE
+
+
 def reduce_scatter_v(comm, dtype, n, kind, inplace, op, root):
     """Packed blocks from host buffers; from device buffers in reverse rank order, one
     element apart (out of place)."""
@@ -193,8 +199,8 @@ def reduce_scatter_v(comm, dtype, n, kind, inplace, op, root):
     lo, hi = packed[RANK], packed[RANK] + counts[RANK]
     expect = reduced(op, sum(counts))[lo:hi]
     if kind == "device":
-        displs = [sum(counts[q] + 1 for q in range(r + 1, SIZE)) for r in range(SIZE)]
-        v = np.ones(sum(counts) + SIZE)
+        displs, total = gapped(counts)
+        v = np.ones(total)
         for r in range(SIZE):
             v[displs[r]:displs[r] + counts[r]] = mine[packed[r]:packed[r] + counts[r]]
         send, inplace = make(kind, v, dtype), False
@@ -219,8 +225,7 @@ def all_gather_v(comm, dtype, n, kind, inplace, op, root):
     block = lambda r: values("sum", r, counts[r], salt=r)  # noqa: E731
     total = sum(counts)
     if kind == "device":
-        displs = [sum(counts[q] + 1 for q in range(r + 1, SIZE)) for r in range(SIZE)]
-        total += SIZE
+        displs, total = gapped(counts)
     expect = np.full(total, -1.0)
     for r in range(SIZE):
         expect[displs[r]:displs[r] + counts[r]] = block(r)
