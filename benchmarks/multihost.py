@@ -163,6 +163,9 @@ def main():
     ap.add_argument("--layout", default="2x2", help="ranks per host, e.g. 2x2, 4x1, 3+1")
     ap.add_argument("--rate", default="10gbit", help="every host's link (tc syntax)")
     ap.add_argument("--delay", help="added to what every host sends (tc syntax, e.g. 1ms)")
+    ap.add_argument("--congestion", default=simhosts.DEFAULT_CONGESTION, metavar="ALG",
+                    help="the hosts' TCP congestion control, for both libraries (default "
+                    f"{simhosts.DEFAULT_CONGESTION}; '': the machine's)")
     ap.add_argument("--ops", default="allreduce,allgather,reducescatter,broadcast")
     ap.add_argument("-b", "--minbytes", default="1M")
     ap.add_argument("-e", "--maxbytes", default="64M")
@@ -183,13 +186,15 @@ def main():
         sys.exit(f"cannot simulate hosts here: {why}")
     counts = simhosts.parse_layout(opts.layout)
     hosts, ranks = len(counts), sum(counts)
-    with simhosts.Cluster(hosts, rate=opts.rate, delay=opts.delay) as cluster, tempfile.TemporaryDirectory() as tmp:
+    with simhosts.Cluster(hosts, rate=opts.rate, delay=opts.delay, congestion=opts.congestion or None) as cluster, \
+            tempfile.TemporaryDirectory() as tmp:
         link = rate_bits(opts.rate)
         tcp1 = measure_tcp(cluster, 1)
         tcp2 = measure_tcp(cluster, 2)
         ring = measure_ring(cluster, hosts)
         print(f"# {hosts} simulated hosts ({opts.layout}), links shaped to {opts.rate}"
-              f"{' + ' + opts.delay + ' delay' if opts.delay else ''}: one TCP "
+              f"{' + ' + opts.delay + ' delay' if opts.delay else ''}, TCP congestion control "
+              f"{cluster.congestion or 'the machine default'}: one TCP "
               f"stream carried {tcp1 * 8 / 1e9:.2f} Gbit/s, two {tcp2 * 8 / 1e9:.2f} Gbit/s; "
               f"every host sending to the next at once, {ring * 8 / 1e9:.2f} Gbit/s each (slowest)")
         runs = [("MPICH", None)] + ([("Open MPI", opts.openmpi)] if opts.openmpi else [])

@@ -9,6 +9,8 @@ id stay shared. Addresses come from 198.18.0.0/15 only: one free /24 per
 cluster, the bridge at .1 (where mpiexec is reached), hosts at .10+i; hosts have
 no default route, so nothing they send leaves that /24. Links can be rate-limited
 (tbf, both directions) and delayed (netem, on send, where the kernel has it).
+TCP on the hosts uses cubic, Linux's default, whatever the machine's own default
+(`congestion`; docs/MULTIHOST_TESTING.md says why).
 
     with Cluster(2, rate="10gbit") as cluster:
         argv, env = cluster.mpi_job("2x2", [sys.executable, "prog.py"])
@@ -45,6 +47,8 @@ HERE = Path(__file__).resolve().parent
 NSEXEC = HERE / "nsexec"
 NETWORK = ipaddress.ip_network("198.18.0.0/15")
 IFNAME = "eth0"                          # the link's name inside every host
+# On a token bucket (tbf) bbr misjudges the link and stalls (docs/MULTIHOST_TESTING.md)
+DEFAULT_CONGESTION = "cubic"
 TOOLS = ("ip", "tc", "unshare", "mount", "sh", "hostname")
 # Variables an enclosing MPI job sets for its own ranks: a nested launch must not see them.
 OUTER_MPI_PREFIXES = ("PMI_", "PMIX_", "HYDI_", "OMPI_", "PRTE_", "MPI_LOCALNRANKS",
@@ -107,13 +111,16 @@ class Cluster:
     """`nhosts` simulated hosts on one bridge; a context manager (or start()/close()).
 
     rate / delay shape every host's link (tc syntax: "10gbit", "1ms"; None: unshaped);
-    links={index: (rate, delay)} overrides them per host.
+    links={index: (rate, delay)} overrides them per host. congestion: the hosts' TCP
+    congestion control (None: the machine's default).
     """
 
-    def __init__(self, nhosts, rate=None, delay=None, links=None, mtu=1500):
+    def __init__(self, nhosts, rate=None, delay=None, links=None, mtu=1500,
+                 congestion=DEFAULT_CONGESTION):
         if not 1 <= int(nhosts) <= 200:
             raise ValueError(f"Cluster: nhosts={nhosts} (1..200)")
         self.nhosts, self.mtu = int(nhosts), int(mtu)
+        self.congestion = simnet.check_congestion(congestion)
         self.shaping = {i: (rate, delay) for i in range(self.nhosts)}
         self.shaping.update(links or {})
         self.hosts, self.prefix, self.bridge, self.bridge_ip, self.subnet = [], None, None, None, None
@@ -212,6 +219,9 @@ class Cluster:
         sh("ip", "netns", "exec", host.name, "sh", "-c",
            "for f in all default; do p=/proc/sys/net/ipv6/conf/$f/disable_ipv6; "
            "if [ -e $p ]; then echo 1 > $p; fi; done; ip link set lo up")
+        if self.congestion:
+            sh("ip", "netns", "exec", host.name, "sh", "-c",
+               f"echo {self.congestion} > /proc/sys/net/ipv4/tcp_congestion_control")
         sh("ip", "link", "add", host.veth, "mtu", str(self.mtu), "type", "veth",
            "peer", "name", IFNAME, "mtu", str(self.mtu), "netns", host.name)
         simnet.no_ipv6(host.veth)
@@ -351,12 +361,13 @@ def _cluster_from_args(args, nhosts):
         if not m:
             raise SystemExit(f"--link {spec!r}: expected HOST=RATE[,DELAY], e.g. 1=1gbit,1ms")
         links[int(m.group(1))] = (m.group(2) or None, m.group(3))
-    return Cluster(nhosts, args.rate, args.delay, links)
+    return Cluster(nhosts, args.rate, args.delay, links, congestion=args.congestion or None)
 
 
 def _describe(cluster, counts, mpiexec=None):
     argv, _ = cluster.mpi_job(counts, ["CMD..."], mpiexec=mpiexec)
-    lines = [f"bridge {cluster.bridge} {cluster.bridge_ip}/24 (the launcher's side)"]
+    lines = [f"bridge {cluster.bridge} {cluster.bridge_ip}/24 (the launcher's side), TCP "
+             f"congestion control {cluster.congestion or 'the machine default'}"]
     for h in cluster.hosts:
         rate, delay = cluster.shaping[h.index]
         lines.append(f"host {h.name} {h.ip} rate={rate or 'unshaped'} delay={delay or 0}")
@@ -379,6 +390,9 @@ def main(argv=None):
         p.add_argument("--delay", help="every link's delay on send (1ms; needs netem)")
         p.add_argument("--link", action="append", default=[], metavar="I=RATE[,DELAY]",
                        help="shape host I's link differently (repeatable)")
+        p.add_argument("--congestion", default=DEFAULT_CONGESTION, metavar="ALG",
+                       help=f"the hosts' TCP congestion control (default {DEFAULT_CONGESTION}; "
+                       "'': the machine's)")
     run.add_argument("--mpiexec", help="MPICH mpiexec (default: beside this Python) or Open "
                      "MPI mpirun")
     run.add_argument("--env", action="append", default=[], metavar="K=V")

@@ -129,6 +129,16 @@ def test_shaping_is_applied(cluster):
 
 
 @pytest.mark.timeout(30, method="signal")
+def test_hosts_use_the_chosen_congestion_control(cluster):
+    """cubic on every host whatever the machine's default; an unknown one is refused."""
+    for host in cluster.hosts:
+        got = cluster.run(host, ["cat", "/proc/sys/net/ipv4/tcp_congestion_control"])
+        assert got.stdout.strip() == simhosts.DEFAULT_CONGESTION, got
+    with pytest.raises(simhosts.SimHostsError, match="not available"):
+        simhosts.Cluster(1, congestion="no-such-algorithm")
+
+
+@pytest.mark.timeout(30, method="signal")
 def test_delay_needs_netem():
     """A delay is netem on what the host sends; a kernel without netem says so clearly."""
     with simhosts.Cluster(1) as c:
