@@ -53,6 +53,7 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_TRANSPORT", "auto", "tcp: every pair of ranks uses TCP, even on one host"),
     ("PYHCCL_SOCKETS_PER_PEER", "1", "TCP data sockets per pair of ranks on different hosts"),
     ("PYHCCL_SOCKET_BUFFER", "4M", "send/receive buffer asked for each TCP data socket"),
+    ("PYHCCL_TCP_CONGESTION", "unset", "TCP congestion control of connections between hosts (cubic, reno, ...)"),
     ("PYHCCL_TCP_CRC", "1", "1: a CRC32C checks every TCP message end to end; 0: no check"),
     ("PYHCCL_HOST_TAG", "unset", "added to the host identity (simulating hosts on one machine)"),
     ("PYHCCL_FAULT", "unset", "fault injection for tests"),

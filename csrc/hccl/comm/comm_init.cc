@@ -174,7 +174,11 @@ HcclResult setup_tcp(Comm &c, const std::vector<RankInfo> &info, const RootInfoV
   ListenInfo li;
   std::memset(&li, 0, sizeof(li));
   int listen_fd = -1;
+  const std::string congestion = common::env_str("PYHCCL_TCP_CONGESTION", "");
   if (mine) {
+    std::string why;
+    if (!congestion.empty() && !net::congestion_usable(congestion, &why))
+      return fail_setup(c, HCCL_E_PARA, std::string(api) + ": PYHCCL_TCP_CONGESTION=" + congestion + ": " + why);
     net::LocalAddr local;
     HcclResult r = net::choose_local_addr(api, &local);
     if (r != HCCL_SUCCESS) return fail_setup(c, r, hostrt::last_error());
@@ -208,6 +212,7 @@ HcclResult setup_tcp(Comm &c, const std::vector<RankInfo> &info, const RootInfoV
   s.buffer_bytes = static_cast<int>(info[0].socket_buffer);
   s.deadline = net::Clock::now() + std::chrono::seconds(connect_timeout_s());
   s.exec_timeout_s = c.settings.exec_timeout_s;
+  s.congestion = congestion;
   s.watch_fd = bootstrap_fd(c.bootstrap);
   return tcp::connect_all(s, listen_fd, &c.engine->conns, [&c](HcclResult code, const std::string &why) {
     if (code == HCCL_E_REMOTE)  // another rank failed first: its verdict is waiting in the bootstrap

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
+#include <cstdio>
 #include <cstring>
 #include <thread>
 
@@ -164,6 +165,48 @@ void quick_ack(int fd) {
 void set_buffers(int fd, int bytes) {
   ::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof(bytes));
   ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof(bytes));
+}
+
+int set_congestion(int fd, const std::string &name) {
+  if (::setsockopt(fd, IPPROTO_TCP, TCP_CONGESTION, name.data(), static_cast<socklen_t>(name.size())) == 0)
+    return 0;
+  return errno;
+}
+
+namespace {
+
+std::string sysctl_words(const char *path) {
+  std::string out;
+  if (FILE *f = std::fopen(path, "r")) {
+    char buf[512];
+    if (std::fgets(buf, sizeof(buf), f)) out = buf;
+    std::fclose(f);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out.empty() ? "unknown" : out;
+}
+
+}  // namespace
+
+bool congestion_usable(const std::string &name, std::string *why) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) fd = ::socket(AF_INET6, SOCK_STREAM, 0);
+  if (fd < 0) {
+    *why = "no socket to try it on: " + errno_text(errno);
+    return false;
+  }
+  const int e = set_congestion(fd, name);
+  ::close(fd);
+  if (e == 0) return true;
+  if (e == ENOENT)
+    *why = "this kernel has no such TCP congestion control (it has: " +
+           sysctl_words("/proc/sys/net/ipv4/tcp_available_congestion_control") + ")";
+  else if (e == EPERM)
+    *why = "only privileged processes may use it here (others may use: " +
+           sysctl_words("/proc/sys/net/ipv4/tcp_allowed_congestion_control") + ")";
+  else
+    *why = "the kernel refused it: " + errno_text(e);
+  return false;
 }
 
 void set_outage_limits(int fd, int exec_timeout_s) {

@@ -40,6 +40,12 @@ void set_nodelay(int fd);
 // TCP_QUICKACK: leaves the kernel's delayed-ACK (interactive) mode for now and
 // sends an ACK that is due; not sticky (transport/tcp/conn.h, kQuickAckBytes).
 void quick_ack(int fd);
+// TCP_CONGESTION: fd's congestion control by name ("cubic", "reno", ...);
+// 0, or the errno of the refusal.
+int set_congestion(int fd, const std::string &name);
+// Whether this process can give its sockets congestion control `name` (tried
+// on a socket of its own); else *why says why, naming what the kernel offers.
+bool congestion_usable(const std::string &name, std::string *why);
 // Socket buffers of `bytes` each way (the kernel may cap them).
 void set_buffers(int fd, int bytes);
 // How a connection rides out an outage (docs/TRANSPORT.md, "Outages"): the

@@ -391,7 +391,10 @@ HcclResult Connector::run(std::vector<std::unique_ptr<Connection>> *conns, std::
       }
   for (int p = 0; p < s_.nranks; ++p) {
     if (!s_.remote[p]) continue;
-    for (int fd : socks[p]) net::set_outage_limits(fd, s_.exec_timeout_s);
+    for (int fd : socks[p]) {
+      net::set_outage_limits(fd, s_.exec_timeout_s);
+      if (!s_.congestion.empty()) net::set_congestion(fd, s_.congestion);  // checked at set-up's start
+    }
     std::vector<int> data(socks[p].begin() + 1, socks[p].end());
     (*conns)[p].reset(new TcpConnection(p, where(p), socks[p][0], data, s_.stage_bytes));
   }

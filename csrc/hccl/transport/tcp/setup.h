@@ -37,6 +37,7 @@ struct Setup {
   size_t stage_bytes = 256 << 10;
   net::Clock::time_point deadline;
   int exec_timeout_s = 1836;  // the communicator's: bounds how long a connection outlives an outage
+  std::string congestion;     // TCP congestion control of every socket (PYHCCL_TCP_CONGESTION); empty: the system's
   // Polled too: when it turns readable (the bootstrap root's verdict that
   // another rank failed), set-up stops waiting with HCCL_E_REMOTE.
   int watch_fd = -1;
