@@ -120,7 +120,13 @@ class Cluster:
         if not 1 <= int(nhosts) <= 200:
             raise ValueError(f"Cluster: nhosts={nhosts} (1..200)")
         self.nhosts, self.mtu = int(nhosts), int(mtu)
-        self.congestion = simnet.check_congestion(congestion)
+        have = simnet.available_congestion()
+        if congestion == DEFAULT_CONGESTION and congestion not in have:
+            congestion = None                    # a kernel without cubic keeps its own
+        if congestion and congestion not in have:
+            raise SimHostsError(f"TCP congestion control {congestion!r} is not available here "
+                                f"(tcp_available_congestion_control: {' '.join(have) or '-'})")
+        self.congestion = congestion or None
         self.shaping = {i: (rate, delay) for i in range(self.nhosts)}
         self.shaping.update(links or {})
         self.hosts, self.prefix, self.bridge, self.bridge_ip, self.subnet = [], None, None, None, None

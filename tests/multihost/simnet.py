@@ -73,15 +73,9 @@ def tbf_args(bits):
     return ["tbf", "rate", f"{bits}bit", "burst", str(burst), "latency", "20ms"]
 
 
-def check_congestion(name):
-    """`name` if the kernel has that TCP congestion control (None passes), else an error."""
-    if not name:
-        return None
-    have = _read(Path("/proc/sys/net/ipv4/tcp_available_congestion_control")).split()
-    if name not in have:
-        raise SimHostsError(f"TCP congestion control {name!r} is not available here "
-                            f"(tcp_available_congestion_control: {' '.join(have) or '-'})")
-    return name
+def available_congestion():
+    """The TCP congestion controls this kernel has."""
+    return _read(Path("/proc/sys/net/ipv4/tcp_available_congestion_control")).split()
 
 
 def shape_device(dev, netns, rate, delay):

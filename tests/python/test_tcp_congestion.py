@@ -27,15 +27,20 @@ PROGRAM = """
         print(f"FAILED {e}", flush=True)
         sys.exit(0)
     x = np.full(1 << 16, rank + 1, np.float32)
-    comm.all_reduce(x)
+    s = pyhccl.Stream()
+    comm.all_reduce(x, stream=s)
+    s.synchronize()
+    first = float(x[0])
     # ss -tinp: a socket's line (with users:(("python",pid=...))), then its details,
     # which start with the congestion control's name
     lines = subprocess.run(["ss", "-tinpH", "state", "established"], capture_output=True,
                            text=True).stdout.splitlines()
     mine = [lines[i + 1].split()[0] for i in range(len(lines) - 1)
             if f"pid={os.getpid()}," in lines[i]]
+    comm.all_reduce(x, stream=s)  # no rank closes its sockets before both have listed theirs
+    s.synchronize()
     comm.destroy()
-    print(f"DONE sum={float(x[0])} algorithms={','.join(mine)}", flush=True)
+    print(f"DONE sum={first} algorithms={','.join(mine)}", flush=True)
 """
 
 
