@@ -32,11 +32,12 @@ PROGRAM = """
     s.synchronize()
     first = float(x[0])
     # ss -tinp: a socket's line (with users:(("python",pid=...))), then its details,
-    # which start with the congestion control's name
+    # among them the congestion control's name
+    known = open("/proc/sys/net/ipv4/tcp_available_congestion_control").read().split()
     lines = subprocess.run(["ss", "-tinpH", "state", "established"], capture_output=True,
                            text=True).stdout.splitlines()
-    mine = [lines[i + 1].split()[0] for i in range(len(lines) - 1)
-            if f"pid={os.getpid()}," in lines[i]]
+    mine = [next((w for w in lines[i + 1].split() if w in known), "?")
+            for i in range(len(lines) - 1) if f"pid={os.getpid()}," in lines[i]]
     comm.all_reduce(x, stream=s)  # no rank closes its sockets before both have listed theirs
     s.synchronize()
     comm.destroy()
