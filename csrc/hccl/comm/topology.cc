@@ -5,21 +5,14 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 #include "common/env.h"
+#include "common/first_line.h"
 
 namespace hccl {
 namespace {
 
 void copy_str(char *dst, size_t cap, const std::string &s) { std::snprintf(dst, cap, "%s", s.c_str()); }
-
-std::string first_line(const char *path) {
-  std::ifstream f(path);
-  std::string line;
-  std::getline(f, line);
-  return line;
-}
 
 }  // namespace
 
@@ -29,7 +22,7 @@ HostIdentity HostIdentity::of_this_process() {
   char host[64] = {};
   gethostname(host, sizeof(host) - 1);
   copy_str(id.name, sizeof(id.name), host);
-  copy_str(id.boot_id, sizeof(id.boot_id), first_line("/proc/sys/kernel/random/boot_id"));
+  copy_str(id.boot_id, sizeof(id.boot_id), common::first_line("/proc/sys/kernel/random/boot_id"));
   struct stat st;
   id.net_ns = stat("/proc/self/ns/net", &st) == 0 ? static_cast<uint64_t>(st.st_ino) : 0;
   copy_str(id.tag, sizeof(id.tag), common::env_str("PYHCCL_HOST_TAG", ""));

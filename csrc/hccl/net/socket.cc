@@ -10,12 +10,12 @@
 #include <algorithm>
 #include <atomic>
 #include <climits>
-#include <cstdio>
 #include <cstring>
 #include <thread>
 
 #include "common/cancel.h"
 #include "common/env.h"
+#include "common/first_line.h"
 #include "common/log.h"
 #include "runtime/hostrt.h"
 
@@ -175,15 +175,10 @@ int set_congestion(int fd, const std::string &name) {
 
 namespace {
 
+// A sysctl's words, for messages ("unknown" when it cannot be read).
 std::string sysctl_words(const char *path) {
-  std::string out;
-  if (FILE *f = std::fopen(path, "r")) {
-    char buf[512];
-    if (std::fgets(buf, sizeof(buf), f)) out = buf;
-    std::fclose(f);
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out.empty() ? "unknown" : out;
+  const std::string words = common::first_line(path);
+  return words.empty() ? "unknown" : words;
 }
 
 }  // namespace
