@@ -178,7 +178,7 @@ HcclResult setup_tcp(Comm &c, const std::vector<RankInfo> &info, const RootInfoV
   if (mine) {
     std::string why;
     if (!congestion.empty() && !net::congestion_usable(congestion, &why))
-      return fail_setup(c, HCCL_E_PARA, std::string(api) + ": PYHCCL_TCP_CONGESTION=" + congestion + ": " + why);
+      return fail_setup(c, HCCL_E_PARA, "PYHCCL_TCP_CONGESTION=" + congestion + ": " + why);
     net::LocalAddr local;
     HcclResult r = net::choose_local_addr(api, &local);
     if (r != HCCL_SUCCESS) return fail_setup(c, r, hostrt::last_error());
