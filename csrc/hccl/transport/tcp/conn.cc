@@ -163,10 +163,13 @@ HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
       s.tx_trailer_sent = 0;
       t->started = true;
     }
-    const size_t ready = t->input_ready();
-    if (crc_ && ready > s.tx_crc_at) {  // ready bytes do not change: each is summed once
-      s.tx_crc = common::crc32c(s.tx_crc, t->src + s.tx_crc_at, ready - s.tx_crc_at);
-      s.tx_crc_at = ready;
+    size_t ready = t->input_ready();
+    if (crc_) {  // ready bytes do not change, so a sum after they went is theirs
+      // What went last is in cache now: the kernel just copied it.
+      if (t->done > s.tx_crc_at) sum_sent(s, *t, t->done);
+      // The last window is summed first, so the trailer goes out with it.
+      if (ready == t->bytes && t->bytes - s.tx_crc_at <= kCrcWindow) sum_sent(s, *t, t->bytes);
+      if (s.tx_crc_at < t->bytes) ready = std::min(ready, t->done + kCrcWindow);
     }
     iovec iov[3];
     int n = 0;
@@ -205,6 +208,12 @@ HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
   return HCCL_SUCCESS;
 }
 
+void TcpConnection::sum_sent(Sock &s, const Transfer &t, size_t upto) {
+  if (upto <= s.tx_crc_at) return;
+  s.tx_crc = common::crc32c(s.tx_crc, t.src + s.tx_crc_at, upto - s.tx_crc_at);
+  s.tx_crc_at = upto;
+}
+
 bool TcpConnection::expects_large(const Sock &s) {
   for (const Transfer *t : s.recvs)
     if (t->bytes >= kQuickAckBytes) return true;
@@ -212,11 +221,13 @@ bool TcpConnection::expects_large(const Sock &s) {
 }
 
 ssize_t TcpConnection::read(Sock &s, char *dst, size_t len, bool payload, WaitError *err) {
+  const bool summed = payload && (s.rx_hdr.flags & kMsgCrc);
+  if (summed) len = std::min(len, kCrcWindow);
   ssize_t r = s.ahead_at < s.ahead_end ? take_ahead(s, dst, len) : 0;
   if (r == 0) r = len < kAheadBytes ? read_ahead(s, dst, len, err) : recv_now(s, dst, len, err);
   if (r <= 0) return r;
   if (payload && fault_corrupt_) fault_flip(dst, static_cast<size_t>(r));
-  if (payload && (s.rx_hdr.flags & kMsgCrc)) s.rx_crc = common::crc32c(s.rx_crc, dst, static_cast<size_t>(r));
+  if (summed) s.rx_crc = common::crc32c(s.rx_crc, dst, static_cast<size_t>(r));
   return r;
 }
 

@@ -72,6 +72,14 @@ class TcpConnection final : public Connection {
   // due) when a message this large starts to come in, and after this rank's
   // message goes out while one is expected.
   static constexpr size_t kQuickAckBytes = 16 << 10;
+  // A large message goes out, and a checked one comes in, at most this much
+  // at a time, and the CRC sums each piece right after the kernel copied it,
+  // when it is likeliest still in this core's cache (summing after a copy ran
+  // at 46-51 GB/s here for pieces up to 256 KiB, 13-16 for 4 MiB and more).
+  // Summing all of a message's ready bytes before sending read them from
+  // memory twice.
+  static constexpr size_t kCrcWindow = 256 << 10;
+  void sum_sent(Sock &s, const Transfer &t, size_t upto);  // tx_crc over [tx_crc_at, upto)
   static bool expects_large(const Sock &s);
 
   HcclResult send_some(Sock &s, bool *moved, WaitError *err);
