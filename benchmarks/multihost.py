@@ -206,7 +206,7 @@ def main():
                 if data:
                     report(data, op, label, hosts, ranks, link, max(tcp1, tcp2))
                     results[op] = data["rows"]
-            summary(results, label, opts.layout, hosts, ranks, link)
+            summary(results, label, opts.layout, link)
         if opts.json:  # every MPI's rows, by collective
             Path(opts.json).write_text(json.dumps(
                 {"layout": opts.layout, "rate": opts.rate, "tcp_bps": [tcp1, tcp2], "results": by_mpi},
@@ -214,26 +214,12 @@ def main():
     return 0
 
 
-def summary(results, label, layout, hosts, ranks, link_bps):
-    """One table for the layout: per size and collective, MPI's time / pyhccl's (above 1:
-    pyhccl is faster) and pyhccl's busbw as % of the link's bound."""
-    if not results:
-        return
-    ops = list(results)
-    print(f"\n## {layout}: {label} time / pyhccl time (% of the link bound)")
-    print("| size | " + " | ".join(ops) + " |")
-    print("|---:|" + "---:|" * len(ops))
-    sizes = sorted({r["size"] for rows in results.values() for r in rows})
-    for size in sizes:
-        cells = []
-        for op in ops:
-            row = next((r for r in results[op] if r["size"] == size), None)
-            if row is None or row.get("ratio") is None:
-                cells.append("")
-                continue
-            bound = bound_gbs(op, hosts, ranks, link_bps / 8)
-            cells.append(f"{row['ratio']:.2f} ({100 * row['busbw'] / bound:.0f}%)")
-        print(f"| {size:,} | " + " | ".join(cells) + " |")
+def summary(results, label, layout, link_bps):
+    """This run's table for the layout, as benchmarks/README.md's (multihost_table.py)."""
+    from multihost_table import table  # here: it imports this module's helpers
+    cells = {(op, r["size"]): [r] for op, rows in results.items() for r in rows if r.get("ratio") is not None}
+    if cells:
+        print("\n" + table(layout, cells, link_bps, label))
 
 
 if __name__ == "__main__":

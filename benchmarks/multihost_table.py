@@ -37,10 +37,11 @@ def load(paths, mpi):
     return rows, links
 
 
-def table(layout, cells, link_bps):
+def table(layout, cells, link_bps, mpi="MPICH"):
+    """The layout's table from {(op, size): [row, ...]}, and its counts on stderr."""
     counts = simhosts.parse_layout(layout)
     hosts, ranks = len(counts), sum(counts)
-    ops = [op for op in OPS if any(k[0] == op for k in cells)]
+    ops = sorted({op for op, _ in cells}, key=lambda op: (OPS.index(op) if op in OPS else len(OPS), op))
     lines, good, total, full, full_total, wrong = [], 0, 0, 0, 0, 0
     for size in sorted({s for _, s in cells}):
         texts = []
@@ -59,9 +60,9 @@ def table(layout, cells, link_bps):
                 full += round(100 * share) >= 90
             texts.append(f"{ratio:.2f}" + (f" ({100 * share:.0f}%)" if size >= SHARE_FROM else ""))
         lines.append(f"| {size:,} | " + " | ".join(texts) + " |")
-    head = [f"#### {layout}: {good} of {total} cells at least as fast as MPICH", "",
+    head = [f"#### {layout}: {good} of {total} cells at least as fast as {mpi}", "",
             "| size | " + " | ".join(ops) + " |", "|---:|" + "---:|" * len(ops)]
-    print(f"{layout}: {good} of {total} cells at least as fast as MPICH; from 4 MiB {full} of "
+    print(f"{layout}: {good} of {total} cells at least as fast as {mpi}; from 4 MiB {full} of "
           f"{full_total} at 90% of the bound or more; {wrong} wrong results", file=sys.stderr)
     return "\n".join(head + lines) + "\n"
 
@@ -72,7 +73,7 @@ def main():
     ap.add_argument("--mpi", default="MPICH", help="which MPI's results (MPICH, Open MPI)")
     opts = ap.parse_args()
     rows, links = load(opts.json, opts.mpi)
-    print("\n".join(table(layout, rows[layout], links[layout]) for layout in rows))
+    print("\n".join(table(layout, rows[layout], links[layout], opts.mpi) for layout in rows))
     return 0
 
 
