@@ -5,7 +5,8 @@ tests/multihost/simhosts.py), measures what one TCP stream and several streams c
 between two hosts, then runs `python -m pyhccl.bench --compare mpi` for each collective
 with the ranks spread over the hosts (MPICH's mpiexec launches into the namespaces; Open
 MPI's mpirun too when --openmpi names one). Prints one table per collective: size, pyhccl
-and MPI busbw, their ratio, and pyhccl's busbw as a share of the link's bound.
+and MPI busbw, their ratio, and pyhccl's busbw as a share of the link's bound; then the
+layout's table of ratios as in benchmarks/README.md (multihost_table.py).
 
 The bound: every byte a host's ranks need from the other hosts crosses that host's link.
 With H hosts of L ranks (n = H x L), AllReduce must move 2(H-1)/H x S each way over a
