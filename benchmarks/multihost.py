@@ -164,9 +164,7 @@ def main():
     ap.add_argument("--layout", default="2x2", help="ranks per host, e.g. 2x2, 4x1, 3+1")
     ap.add_argument("--rate", default="10gbit", help="every host's link (tc syntax)")
     ap.add_argument("--delay", help="added to what every host sends (tc syntax, e.g. 1ms)")
-    ap.add_argument("--congestion", default=simhosts.DEFAULT_CONGESTION, metavar="ALG",
-                    help="the hosts' TCP congestion control, for both libraries (default "
-                    f"{simhosts.DEFAULT_CONGESTION}; '': the machine's)")
+    simhosts.add_congestion_option(ap, "for both libraries, the hosts'")
     ap.add_argument("--ops", default="allreduce,allgather,reducescatter,broadcast")
     ap.add_argument("-b", "--minbytes", default="1M")
     ap.add_argument("-e", "--maxbytes", default="64M")
@@ -187,7 +185,7 @@ def main():
         sys.exit(f"cannot simulate hosts here: {why}")
     counts = simhosts.parse_layout(opts.layout)
     hosts, ranks = len(counts), sum(counts)
-    with simhosts.Cluster(hosts, rate=opts.rate, delay=opts.delay, congestion=opts.congestion or None) as cluster, \
+    with simhosts.Cluster(hosts, rate=opts.rate, delay=opts.delay, congestion=opts.congestion) as cluster, \
             tempfile.TemporaryDirectory() as tmp:
         link = rate_bits(opts.rate)
         tcp1 = measure_tcp(cluster, 1)
@@ -217,8 +215,8 @@ def main():
 
 def summary(results, label, layout, link_bps):
     """This run's table for the layout, as benchmarks/README.md's (multihost_table.py)."""
-    from multihost_table import table  # here: it imports this module's helpers
-    cells = {(op, r["size"]): [r] for op, rows in results.items() for r in rows if r.get("ratio") is not None}
+    from multihost_table import last_rows, table  # here: it imports this module's helpers
+    cells = {key: [r] for key, r in last_rows(results).items()}
     if cells:
         print("\n" + table(layout, cells, link_bps, label))
 

@@ -28,13 +28,17 @@ def load(paths, mpi):
         data = json.loads(open(path).read())
         layout = data["layout"]
         links[layout] = rate_bits(data["rate"])
-        # A run may time one size twice (its first sizes round up to whole elements per
-        # rank): the later one counts, as the first size of a run measures its warm-up.
-        last = {(op, r["size"]): r for op, op_rows in data["results"].get(mpi, {}).items()
-                for r in op_rows if r.get("ratio") is not None}
-        for key, r in last.items():
+        for key, r in last_rows(data["results"].get(mpi, {})).items():
             rows[layout][key].append(r)
     return rows, links
+
+
+def last_rows(results):
+    """{(op, size): row} of one run's {op: rows}, the rows MPI was timed in. A run may time
+    one size twice (its first sizes round up to whole elements per rank): the later one
+    counts, as the first size of a run measures its warm-up."""
+    return {(op, r["size"]): r for op, op_rows in results.items() for r in op_rows
+            if r.get("ratio") is not None}
 
 
 def table(layout, cells, link_bps, mpi="MPICH"):

@@ -43,14 +43,12 @@ def main():
     ap.add_argument("-e", "--maxbytes", default="64M")
     ap.add_argument("-n", "--iters", type=int, default=10)
     ap.add_argument("--rounds", type=int, default=5)
-    ap.add_argument("--congestion", default=simhosts.DEFAULT_CONGESTION, metavar="ALG",
-                    help=f"the hosts' TCP congestion control (default {simhosts.DEFAULT_CONGESTION}; "
-                    "'': the machine's)")
+    simhosts.add_congestion_option(ap)
     opts = ap.parse_args()
     hosts = int(opts.layout.split("x")[0])
     rate = None if opts.rate == "none" else opts.rate
     runs = {"1": [], "0": []}
-    with tempfile.TemporaryDirectory() as tmp, simhosts.Cluster(hosts, rate=rate, congestion=opts.congestion or None) as cluster:
+    with tempfile.TemporaryDirectory() as tmp, simhosts.Cluster(hosts, rate=rate, congestion=opts.congestion) as cluster:
         for i in range(opts.rounds):
             for crc in ("1", "0") if i % 2 == 0 else ("0", "1"):
                 runs[crc].append(bench(cluster, opts, crc, Path(tmp) / f"{crc}-{i}.json"))

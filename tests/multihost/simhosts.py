@@ -112,7 +112,7 @@ class Cluster:
 
     rate / delay shape every host's link (tc syntax: "10gbit", "1ms"; None: unshaped);
     links={index: (rate, delay)} overrides them per host. congestion: the hosts' TCP
-    congestion control (None: the machine's default).
+    congestion control (None or '': the machine's default).
     """
 
     def __init__(self, nhosts, rate=None, delay=None, links=None, mtu=1500,
@@ -367,7 +367,7 @@ def _cluster_from_args(args, nhosts):
         if not m:
             raise SystemExit(f"--link {spec!r}: expected HOST=RATE[,DELAY], e.g. 1=1gbit,1ms")
         links[int(m.group(1))] = (m.group(2) or None, m.group(3))
-    return Cluster(nhosts, args.rate, args.delay, links, congestion=args.congestion or None)
+    return Cluster(nhosts, args.rate, args.delay, links, congestion=args.congestion)
 
 
 def _describe(cluster, counts, mpiexec=None):
@@ -380,6 +380,13 @@ def _describe(cluster, counts, mpiexec=None):
     lines += [f"one command:  {NSEXEC} {cluster.hosts[0].name} hostname",
               f"MPI job:      {shlex.join(argv)}"]
     return "\n".join(lines)
+
+
+def add_congestion_option(parser, whose="the hosts'"):
+    """--congestion, for Cluster(congestion=...): default cubic, '' the machine's."""
+    parser.add_argument("--congestion", default=DEFAULT_CONGESTION, metavar="ALG",
+                        help=f"{whose} TCP congestion control (default {DEFAULT_CONGESTION}; "
+                        "'': the machine's)")
 
 
 def main(argv=None):
@@ -396,9 +403,7 @@ def main(argv=None):
         p.add_argument("--delay", help="every link's delay on send (1ms; needs netem)")
         p.add_argument("--link", action="append", default=[], metavar="I=RATE[,DELAY]",
                        help="shape host I's link differently (repeatable)")
-        p.add_argument("--congestion", default=DEFAULT_CONGESTION, metavar="ALG",
-                       help=f"the hosts' TCP congestion control (default {DEFAULT_CONGESTION}; "
-                       "'': the machine's)")
+        add_congestion_option(p)
     run.add_argument("--mpiexec", help="MPICH mpiexec (default: beside this Python) or Open "
                      "MPI mpirun")
     run.add_argument("--env", action="append", default=[], metavar="K=V")
