@@ -166,7 +166,7 @@ HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
     size_t ready = t->input_ready();
     if (crc_) {  // ready bytes do not change, so a sum after they went is theirs
       // What went last is in cache now: the kernel just copied it.
-      if (t->done > s.tx_crc_at) sum_sent(s, *t, t->done);
+      sum_sent(s, *t, t->done);
       // The last window is summed first, so the trailer goes out with it.
       if (ready == t->bytes && t->bytes - s.tx_crc_at <= kCrcWindow) sum_sent(s, *t, t->bytes);
       if (s.tx_crc_at < t->bytes) ready = std::min(ready, t->done + kCrcWindow);
