@@ -14,7 +14,7 @@ from cpython.bytes cimport PyBytes_FromStringAndSize
 from cpython.pycapsule cimport PyCapsule_New, PyCapsule_IsValid, PyCapsule_GetPointer
 from cpython.ref cimport Py_INCREF, Py_DECREF
 from libc.stdint cimport (int32_t, int64_t, uint8_t, uint16_t, uint32_t, uint64_t,
-                          uintptr_t)
+                          uintptr_t, UINT64_MAX)
 from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy, memset
 

@@ -74,8 +74,7 @@ aclError create_event(aclrtEvent *event, uint32_t flag, const char *api) {
 }
 
 // Record and reset are stream tasks that complete one generation.
-aclError issue(aclrtEvent event, aclrtStream stream, bool record, const char *api,
-              const void *tag = nullptr) {
+aclError issue(aclrtEvent event, aclrtStream stream, bool record, const char *api) {
   aclError err;
   std::shared_ptr<Event> ev = lookup_event(event, api, &err);
   if (!ev) return err;
@@ -84,7 +83,7 @@ aclError issue(aclrtEvent event, aclrtStream stream, bool record, const char *ap
   uint64_t g = ev->issue(record);
   // The generation completes in the step that counts the task finished, so a
   // thread woken by the event also finds the stream past it (aclrtStreamQuery).
-  aclError rc = s->push_marker(api, [ev, g, record]() { ev->complete(g, record); }, tag);
+  aclError rc = s->push_marker(api, [ev, g, record]() { ev->complete(g, record); });
   // A push can only fail on a closing stream: complete the generation so
   // nobody waits on it forever.
   if (rc != ACL_SUCCESS) ev->complete(g, false);
@@ -146,13 +145,6 @@ ACL_FUNC_VISIBILITY aclError aclrtDestroyEvent(aclrtEvent event) {
 
 ACL_FUNC_VISIBILITY aclError aclrtRecordEvent(aclrtEvent event, aclrtStream stream) {
   return issue(event, stream, true, "aclrtRecordEvent");
-}
-
-// (hostrt.h) It may complete while a collective before it still waits for its
-// signature check, which touches no buffer, so that queued collectives need
-// not wait for their checks one by one (comm/exec.cc).
-extern "C" HOSTRT_API aclError hostrtRecordReleaseEvent(aclrtEvent event, aclrtStream stream) {
-  return issue(event, stream, true, "aclrtRecordEvent", Stream::kPassTag);
 }
 
 ACL_FUNC_VISIBILITY aclError aclrtResetEvent(aclrtEvent event, aclrtStream stream) {

@@ -53,8 +53,7 @@ HOSTRT_API std::shared_ptr<Stream> acquire_stream(aclrtStream stream, const char
 // what the task belongs to, for next_task_tag().
 HOSTRT_API aclError enqueue(Stream *stream, Task task, const void *tag = nullptr);
 // From a running task: the tag of the task queued right after it on its
-// stream (passing over hostrtRecordReleaseEvent's records), or null when none
-// is queued (yet) or it has none. HCCL defers a
+// stream, or null when none is queued (yet) or it has none. HCCL defers a
 // check to the communicator's next operation only when that one follows at
 // once (comm/exec.cc).
 HOSTRT_API const void *next_task_tag();
@@ -184,7 +183,13 @@ HOSTRT_API void trace_record(const TraceEvent &ev);
 // C linkage for bindings written in C (pyhccl's extension); not part of CANN.
 extern "C" HOSTRT_API aclError hostrtFailCurrentTask(aclError code, const char *message);
 
-// aclrtRecordEvent for an event that only frees the buffers of the work before
-// it (the Python binding's keep-alive): next_task_tag() passes over the record.
-// Its errors name aclrtRecordEvent. C linkage, as above; not part of CANN.
-extern "C" HOSTRT_API aclError hostrtRecordReleaseEvent(aclrtEvent event, aclrtStream stream);
+// The Python binding's keep-alive, with no stream task per call (an event
+// record per call would cost a queue item, a worker step and a query each):
+// hostrtStreamMark gives the stream's id and the number of tasks pushed onto
+// it so far; the work enqueued before the mark is done once
+// hostrtStreamFinished for that id reaches the mark. A stream that is no
+// longer live reports UINT64_MAX (destroying a stream drains it). Errors name
+// the function. C linkage, as above; not part of CANN.
+extern "C" HOSTRT_API aclError hostrtStreamMark(aclrtStream stream, uint64_t *streamId,
+                                                uint64_t *mark);
+extern "C" HOSTRT_API aclError hostrtStreamFinished(uint64_t streamId, uint64_t *finished);

@@ -56,9 +56,7 @@ aclError Stream::push(Task task, bool always_run, const char *api,
   return ACL_SUCCESS;
 }
 
-const char Stream::kPassTag[] = "pass";
-
-aclError Stream::push_marker(const char *api, std::function<void()> finish, const void *tag) {
+aclError Stream::push_marker(const char *api, std::function<void()> finish) {
   {
     std::unique_lock<std::mutex> lk(mu_);
     if (closing_) return ACL_FAIL(ACL_ERROR_RT_INVALID_HANDLE, "%s: stream is being destroyed", api);
@@ -71,7 +69,7 @@ aclError Stream::push_marker(const char *api, std::function<void()> finish, cons
       return ACL_SUCCESS;
     }
   }
-  return push([]() { return ACL_SUCCESS; }, /*always_run=*/true, api, std::move(finish), 0, tag);
+  return push([]() { return ACL_SUCCESS; }, /*always_run=*/true, api, std::move(finish), 0);
 }
 
 void Stream::run() {
@@ -240,6 +238,12 @@ bool Stream::idle() {
   return finished_ == pushed_;
 }
 
+void Stream::counts(uint64_t *pushed, uint64_t *finished) {
+  std::lock_guard<std::mutex> lk(mu_);
+  *pushed = pushed_;
+  *finished = finished_;
+}
+
 aclError Stream::take_error(std::string *msg) {
   std::lock_guard<std::mutex> lk(mu_);
   aclError rc = first_error_;
@@ -276,9 +280,7 @@ void Stream::close_and_join() {
 
 const void *Stream::next_tag() {
   std::lock_guard<std::mutex> lk(mu_);
-  for (const Item &item : queue_)
-    if (item.tag != kPassTag) return item.tag;
-  return nullptr;
+  return queue_.empty() ? nullptr : queue_.front().tag;
 }
 
 bool Stream::on_worker() const { return t_worker == this; }

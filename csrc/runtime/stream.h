@@ -42,9 +42,7 @@ struct Stream {
   // A marker (an event record or reset): `finish` alone, in stream order. On
   // an idle stream it runs at once on the calling thread, so recording an
   // event after work that is already done wakes no worker.
-  // `tag` kPassTag: a record that next_tag() passes over (see there).
-  aclError push_marker(const char *api, std::function<void()> finish, const void *tag = nullptr);
-  static const char kPassTag[];
+  aclError push_marker(const char *api, std::function<void()> finish);
 
   // Waits until every task pushed before the call has finished, or until
   // deadline_ns (common::now_ns units, INT64_MAX = forever). True if drained.
@@ -62,13 +60,13 @@ struct Stream {
   bool claim_idle();
   void run_claimed(Task task);
   void hand_over(Task task);
-  // The tag of the first queued task (not the running one) other than
-  // pass-through records, or null: a record that only releases a binding's
-  // hold on buffers (hostrtRecordReleaseEvent) does not care whether the
-  // operation before it has finished its signature check.
+  // The tag of the first queued task (not the running one), or null.
   const void *next_tag();
   // True if no task is queued or running.
   bool idle();
+  // Tasks ever pushed (a claim counts) and ever finished (run or skipped), in
+  // one snapshot: hostrtStreamMark / hostrtStreamFinished.
+  void counts(uint64_t *pushed, uint64_t *finished);
   // Returns and clears the first error a task hit (ACL_SUCCESS if none); its
   // message goes to *msg.
   aclError take_error(std::string *msg);

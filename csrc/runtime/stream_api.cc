@@ -219,3 +219,40 @@ extern "C" HOSTRT_API aclError hostrtSynchronizeStreamInterruptible(aclrtStream 
   if (rc != ACL_SUCCESS) set_error("%s", msg.c_str());
   return rc;
 }
+
+extern "C" HOSTRT_API aclError hostrtStreamMark(aclrtStream stream, uint64_t *streamId,
+                                                uint64_t *mark) {
+  using namespace hostrt;
+  const char *api = "hostrtStreamMark";
+  if (streamId == nullptr || mark == nullptr) {
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "%s: %s is NULL", api,
+                    streamId == nullptr ? "streamId" : "mark");
+  }
+  aclError err;
+  std::shared_ptr<Stream> s = lookup_stream(stream, api, &err);
+  if (!s) return err;
+  uint64_t finished;
+  s->counts(mark, &finished);
+  *streamId = s->id;
+  return ACL_SUCCESS;
+}
+
+extern "C" HOSTRT_API aclError hostrtStreamFinished(uint64_t streamId, uint64_t *finished) {
+  using namespace hostrt;
+  if (finished == nullptr) {
+    return ACL_FAIL(ACL_ERROR_INVALID_PARAM, "hostrtStreamFinished: finished is NULL");
+  }
+  std::shared_ptr<Stream> s;
+  {
+    Registry &r = registry();
+    std::lock_guard<std::mutex> lk(r.mu);
+    auto it = r.streams.find(streamId);
+    if (it != r.streams.end()) s = it->second;
+  }
+  uint64_t pushed;
+  if (s)
+    s->counts(&pushed, finished);
+  else
+    *finished = UINT64_MAX;  // destroyed, so drained
+  return ACL_SUCCESS;
+}

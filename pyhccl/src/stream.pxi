@@ -5,22 +5,26 @@ _tls = threading.local()
 
 cdef extern from *:
     """
-    /* The host runtime lets a host function fail its stream task
-       (csrc/runtime/hostrt.h), and records keep-alive events that a
-       collective's pending signature check does not hold back
-       (csrc/runtime/event.cc); a CANN toolkit has neither. */
+    /* The host runtime lets a host function fail its stream task, and
+       counts a stream's tasks, so that a keep-alive needs no event
+       (csrc/runtime/hostrt.h); a CANN toolkit has neither (the keep-alive
+       records an event there, and these are never called). */
     #ifdef PYHCCL_CANN
     #define PYHCCL_FAIL_CURRENT_TASK(code, msg) ((void)(msg), (code))
-    #define PYHCCL_RECORD_RELEASE_EVENT(ev, s) aclrtRecordEvent((ev), (s))
+    #define PYHCCL_STREAM_MARK(s, id, mark) ((void)(s), (void)(id), (void)(mark), ACL_ERROR_RT_FAILURE)
+    #define PYHCCL_STREAM_FINISHED(id, fin) ((void)(id), (void)(fin), ACL_ERROR_RT_FAILURE)
     #else
     extern int hostrtFailCurrentTask(int code, const char *message);
-    extern aclError hostrtRecordReleaseEvent(aclrtEvent event, aclrtStream stream);
+    extern aclError hostrtStreamMark(aclrtStream stream, uint64_t *streamId, uint64_t *mark);
+    extern aclError hostrtStreamFinished(uint64_t streamId, uint64_t *finished);
     #define PYHCCL_FAIL_CURRENT_TASK(code, msg) hostrtFailCurrentTask((code), (msg))
-    #define PYHCCL_RECORD_RELEASE_EVENT(ev, s) hostrtRecordReleaseEvent((ev), (s))
+    #define PYHCCL_STREAM_MARK(s, id, mark) hostrtStreamMark((s), (id), (mark))
+    #define PYHCCL_STREAM_FINISHED(id, fin) hostrtStreamFinished((id), (fin))
     #endif
     """
     aclError PYHCCL_FAIL_CURRENT_TASK(aclError code, const char *message) nogil
-    aclError PYHCCL_RECORD_RELEASE_EVENT(aclrtEvent ev, aclrtStream s) nogil
+    aclError PYHCCL_STREAM_MARK(aclrtStream s, uint64_t *stream_id, uint64_t *mark) nogil
+    aclError PYHCCL_STREAM_FINISHED(uint64_t stream_id, uint64_t *finished) nogil
 
 
 cdef int _raise_op_error(aclrtStream handle) except -1:
@@ -72,7 +76,8 @@ cdef class Stream:
     cdef int32_t _device        # -1: the default stream of the current device
     cdef bint _is_default
     cdef bint _destroyed
-    cdef object _pending        # deque of (event handle, device, objects)
+    cdef object _pending        # deque of (stream id, mark, objects), or with a CANN
+                                # toolkit (event handle, device, objects)
     cdef list _free_events      # [(event handle, device)] ready for reuse
     cdef list _host_errors      # exceptions of host functions not yet reported
     cdef uint64_t _enqueued     # calls kept alive so far (tickets 1, 2, ...)
@@ -172,6 +177,23 @@ cdef class Stream:
         cdef aclrtEvent ev
         cdef aclrtEventRecordedStatus status
         cdef aclError err
+        cdef uint64_t sid = 0, finished = 0
+        if PYHCCL_HOST_RUNTIME:
+            # Entries (stream id, mark, objects): one count covers every entry
+            # of a stream (the default stream is per device, hence the id).
+            while self._pending:
+                entry = self._pending[0]
+                if entry[0] != sid:
+                    sid = entry[0]
+                    with nogil:
+                        if PYHCCL_STREAM_FINISHED(sid, &finished) != ACL_SUCCESS:
+                            finished = UINT64_MAX
+                if finished < <uint64_t>entry[1]:
+                    break
+                self._pending.popleft()
+                self._completed += 1
+            return 0
+        # Entries (event, device, objects).
         while self._pending:
             entry = self._pending[0]
             ev = <aclrtEvent><uintptr_t>entry[0]
@@ -192,24 +214,31 @@ cdef class Stream:
     cdef int _keepalive(self, object objects) except -1:
         """Hold `objects` until the work enqueued so far on this stream is done."""
         cdef aclrtEvent ev = NULL
-        cdef int32_t dev = self._resolve_device()
+        cdef int32_t dev
         cdef Py_ssize_t i
+        cdef uint64_t sid = 0, mark = 0
         self._prune()
-        for i in range(len(self._free_events) - 1, -1, -1):
-            if self._free_events[i][1] == dev:
-                ev = <aclrtEvent><uintptr_t>self._free_events.pop(i)[0]
-                break
-        if ev == NULL:
+        if PYHCCL_HOST_RUNTIME:
             with nogil:
-                CHKACL(aclrtCreateEvent(&ev), "aclrtCreateEvent")
-        try:
-            with nogil:
-                CHKACL(PYHCCL_RECORD_RELEASE_EVENT(ev, self._handle), "aclrtRecordEvent")
-        except BaseException:
-            with nogil:
-                aclrtDestroyEvent(ev)
-            raise
-        self._pending.append((<uintptr_t>ev, dev, objects))
+                CHKACL(PYHCCL_STREAM_MARK(self._handle, &sid, &mark), "hostrtStreamMark")
+            self._pending.append((sid, mark, objects))
+        else:
+            dev = self._resolve_device()
+            for i in range(len(self._free_events) - 1, -1, -1):
+                if self._free_events[i][1] == dev:
+                    ev = <aclrtEvent><uintptr_t>self._free_events.pop(i)[0]
+                    break
+            if ev == NULL:
+                with nogil:
+                    CHKACL(aclrtCreateEvent(&ev), "aclrtCreateEvent")
+            try:
+                with nogil:
+                    CHKACL(aclrtRecordEvent(ev, self._handle), "aclrtRecordEvent")
+            except BaseException:
+                with nogil:
+                    aclrtDestroyEvent(ev)
+                raise
+            self._pending.append((<uintptr_t>ev, dev, objects))
         self._enqueued += 1
         _note_users(self, objects)
         return 0
@@ -222,7 +251,7 @@ cdef class Stream:
                 with nogil:
                     aclrtDestroyEvent(ev)
         self._free_events = []
-        if self._pending is not None:
+        if self._pending is not None and not PYHCCL_HOST_RUNTIME:
             for entry in self._pending:
                 ev = <aclrtEvent><uintptr_t>entry[0]
                 with nogil:
@@ -263,6 +292,7 @@ cdef class Stream:
     def _discard_pending(self):
         self._pending.clear()
         self._free_events = []
+        self._completed = self._enqueued
 
     def _pending_count(self):
         """Number of calls whose objects are still held (for tests)."""
@@ -320,9 +350,11 @@ cdef class Stream:
             self._prune()
         else:
             # Drained (also after a failed task: later tasks still ran).
-            for entry in self._pending:
-                self._free_events.append((entry[0], entry[1]))
+            if not PYHCCL_HOST_RUNTIME:
+                for entry in self._pending:
+                    self._free_events.append((entry[0], entry[1]))
             self._pending.clear()
+            self._completed = self._enqueued
         self._raise_failure(err, "aclrtSynchronizeStream" if ms < 0
                             else "aclrtSynchronizeStreamWithTimeout")
 

@@ -165,12 +165,11 @@ int main() {
   CHECK(ran == 4);
   OK(aclrtSynchronizeStream(h));  // cleared
 
-  // next_task_tag() names the next task, passing over release records
-  // (hostrtRecordReleaseEvent), which complete as records do; a plain record
-  // is a task like any other.
+  // next_task_tag() names the task queued after the running one; an event
+  // record is a task like any other.
   static const int tag_a = 0, tag_b = 0;
-  aclrtEvent rel = nullptr;
-  OK(aclrtCreateEvent(&rel));
+  aclrtEvent rec = nullptr;
+  OK(aclrtCreateEvent(&rec));
   std::atomic<bool> go{false};
   std::atomic<const void *> next_a{&ran}, next_b{&ran}, next_c{&ran};
   auto first = [&](std::atomic<const void *> *out) {
@@ -181,28 +180,39 @@ int main() {
     };
   };
   OK(hostrt::enqueue(s, first(&next_a), &tag_a));
-  OK(hostrtRecordReleaseEvent(rel, h));
   OK(hostrt::enqueue(s, [&] { next_b = hostrt::next_task_tag(); return ACL_SUCCESS; }, &tag_b));
-  OK(hostrtRecordReleaseEvent(rel, h));
   go = true;
   OK(aclrtSynchronizeStream(h));
   CHECK(next_a.load() == &tag_b && next_b.load() == nullptr);
   go = false;
   OK(hostrt::enqueue(s, first(&next_c), &tag_a));
-  OK(hostrtRecordReleaseEvent(rel, h));
-  OK(aclrtRecordEvent(rel, h));
+  OK(aclrtRecordEvent(rec, h));
   OK(hostrt::enqueue(s, [] { return ACL_SUCCESS; }, &tag_b));
   go = true;
   OK(aclrtSynchronizeStream(h));
   CHECK(next_c.load() == nullptr);
-  aclrtEventRecordedStatus st = ACL_EVENT_RECORDED_STATUS_NOT_READY;
-  OK(hostrtRecordReleaseEvent(rel, h));
+  OK(aclrtDestroyEvent(rec));
+
+  // The binding's keep-alive marks: the work before a mark is done once the
+  // stream's finished count reaches it; a destroyed stream counts as done.
+  uint64_t sid = 0, mark = 0, fin = 0, sid2 = 0, mark2 = 0;
+  go = false;
+  OK(hostrt::enqueue(s, [&] { while (!go.load()) std::this_thread::yield(); return ACL_SUCCESS; }));
+  OK(hostrtStreamMark(h, &sid, &mark));
+  OK(hostrtStreamFinished(sid, &fin));
+  CHECK(sid == hostrt::stream_id(s) && fin < mark);
+  go = true;
   OK(aclrtSynchronizeStream(h));
-  OK(aclrtQueryEventStatus(rel, &st));
-  CHECK(st == ACL_EVENT_RECORDED_STATUS_COMPLETE);
-  CHECK(hostrtRecordReleaseEvent(reinterpret_cast<aclrtEvent>(0x77), h) == ACL_ERROR_RT_INVALID_HANDLE &&
-        msg_has("aclrtRecordEvent"));
-  OK(aclrtDestroyEvent(rel));
+  OK(hostrtStreamFinished(sid, &fin));
+  CHECK(fin >= mark);
+  OK(hostrtStreamMark(h, &sid2, &mark2));
+  CHECK(sid2 == sid && mark2 == mark);  // nothing pushed since
+  OK(hostrtStreamMark(nullptr, &sid2, &mark2));  // the default stream
+  CHECK(sid2 != sid);
+  CHECK(hostrtStreamMark(h, nullptr, &mark) == ACL_ERROR_INVALID_PARAM && msg_has("streamId"));
+  CHECK(hostrtStreamMark(reinterpret_cast<aclrtStream>(0x77), &sid, &mark) ==
+            ACL_ERROR_RT_INVALID_HANDLE && msg_has("hostrtStreamMark"));
+  CHECK(hostrtStreamFinished(sid, nullptr) == ACL_ERROR_INVALID_PARAM);
 
   // A failing task without a message, and one that throws, still report.
   OK(hostrt::enqueue(s, [] { return ACL_ERROR_RT_FAILURE; }));
@@ -317,6 +327,8 @@ int main() {
   CHECK(hostrt::resolve_stream(h, "HcclSend", &err) == nullptr && msg_has("HcclSend"));
   CHECK(!hostrt::acquire_stream(h, "HcclRecv", &err) && msg_has("HcclRecv"));
   CHECK(err == ACL_ERROR_RT_INVALID_HANDLE);
+  OK(hostrtStreamFinished(sid, &fin));
+  CHECK(fin == UINT64_MAX);  // destroyed, so drained
 
   // A stream acquired before another thread destroys it stays valid memory:
   // enqueue then fails cleanly instead of touching a freed Stream.

@@ -237,8 +237,8 @@ QUEUED_ACROSS_HOSTS = """
 @pytest.mark.timeout(120)
 def test_queued_rooted_collectives_do_not_wait_for_their_check(tmp_path):
     """4 simulated hosts: rank 2 gets its Broadcasts' data from rank 0 and hears from rank 1,
-    which starts late, only their signature check. The keep-alive event the binding records
-    after each call does not make a Broadcast wait for that check (hostrtRecordReleaseEvent):
+    which starts late, only their signature check. The binding's keep-alive after each call
+    puts nothing on the stream that makes a Broadcast wait for that check (hostrtStreamMark):
     rank 2's queued Broadcasts end at once but the last, which waits for the check before
     synchronize returns (as tests/c's `pipeline` mode checks from C)."""
     late = scaled(2.0)
