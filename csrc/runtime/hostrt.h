@@ -185,11 +185,12 @@ extern "C" HOSTRT_API aclError hostrtFailCurrentTask(aclError code, const char *
 
 // The Python binding's keep-alive, with no stream task per call (an event
 // record per call would cost a queue item, a worker step and a query each):
-// hostrtStreamMark gives the stream's id and the number of tasks pushed onto
-// it so far; the work enqueued before the mark is done once
-// hostrtStreamFinished for that id reaches the mark. A stream that is no
-// longer live reports UINT64_MAX (destroying a stream drains it). Errors name
-// the function. C linkage, as above; not part of CANN.
+// hostrtStreamMark gives the stream's id, the number of tasks pushed onto it
+// so far (the mark) and, in the same snapshot, the number finished (NULL: not
+// wanted); the work enqueued before a mark is done once the finished count
+// (also hostrtStreamFinished, by id) reaches it. A stream that is no longer
+// live reports UINT64_MAX finished (destroying a stream drains it). Errors
+// name the function. C linkage, as above; not part of CANN.
 extern "C" HOSTRT_API aclError hostrtStreamMark(aclrtStream stream, uint64_t *streamId,
-                                                uint64_t *mark);
+                                                uint64_t *mark, uint64_t *finished);
 extern "C" HOSTRT_API aclError hostrtStreamFinished(uint64_t streamId, uint64_t *finished);

@@ -221,7 +221,7 @@ extern "C" HOSTRT_API aclError hostrtSynchronizeStreamInterruptible(aclrtStream 
 }
 
 extern "C" HOSTRT_API aclError hostrtStreamMark(aclrtStream stream, uint64_t *streamId,
-                                                uint64_t *mark) {
+                                                uint64_t *mark, uint64_t *finished) {
   using namespace hostrt;
   const char *api = "hostrtStreamMark";
   if (streamId == nullptr || mark == nullptr) {
@@ -231,8 +231,8 @@ extern "C" HOSTRT_API aclError hostrtStreamMark(aclrtStream stream, uint64_t *st
   aclError err;
   std::shared_ptr<Stream> s = lookup_stream(stream, api, &err);
   if (!s) return err;
-  uint64_t finished;
-  s->counts(mark, &finished);
+  uint64_t done;
+  s->counts(mark, finished != nullptr ? finished : &done);
   *streamId = s->id;
   return ACL_SUCCESS;
 }

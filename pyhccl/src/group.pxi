@@ -8,7 +8,7 @@ cdef int _keep(Stream s, object objects) except -1:
     Inside a group the calls are issued by group_end(), so the keep-alive
     events are recorded then.
     """
-    pending = getattr(_tls, "group_keep", None)
+    pending = _tls.group_keep
     if pending is not None:
         pending.append((s, objects))
         return 0
@@ -24,7 +24,7 @@ def group_start():
     _ensure_init()
     with nogil:
         CHKHCCL(HcclGroupStart(), "HcclGroupStart")
-    _tls.group_depth = getattr(_tls, "group_depth", 0) + 1
+    _tls.group_depth = _tls.group_depth + 1
     if _tls.group_depth == 1:
         _tls.group_keep = []
 
@@ -32,7 +32,7 @@ def group_start():
 def group_end():
     """End the group started by group_start() and issue its calls (HcclGroupEnd)."""
     cdef Stream s
-    depth = getattr(_tls, "group_depth", 0)
+    depth = _tls.group_depth
     try:
         with nogil:
             CHKHCCL(HcclGroupEnd(), "HcclGroupEnd")

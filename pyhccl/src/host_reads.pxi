@@ -55,7 +55,7 @@ cdef int _host_guard(Stream s, tuple reads, tuple writes) except -1:
         memset(<void *>lo, 0xFF, <size_t>nbytes)
     # Its ticket once kept (group.pxi): the next one on `s`; inside a group,
     # one per call kept so far (an upper bound, which a drain of `s` ends).
-    group = getattr(_tls, "group_keep", None)
+    group = _tls.group_keep
     ticket = s._enqueued + 1 + (len(group) if group is not None else 0)
     for lo, hi in mine:
         _host_inflight.append((s, ticket, lo, hi))

@@ -1,7 +1,16 @@
 # Streams, the thread's current stream, and the keep-alive list that holds the
 # Python objects of asynchronous calls until the stream has run them.
 
-_tls = threading.local()
+class _ThreadState(threading.local):
+    """Each thread's state. The class attributes are every thread's first values, so
+    reading one never fails (getattr with a default would build an AttributeError,
+    message and all, on every call that finds none)."""
+    stack = None        # streams made current by `with stream:`, innermost last
+    group_depth = 0     # group_start() nesting
+    group_keep = None   # inside a group: (stream, objects) kept alive at its end
+
+
+_tls = _ThreadState()
 
 cdef extern from *:
     """
@@ -11,19 +20,21 @@ cdef extern from *:
        records an event there, and these are never called). */
     #ifdef PYHCCL_CANN
     #define PYHCCL_FAIL_CURRENT_TASK(code, msg) ((void)(msg), (code))
-    #define PYHCCL_STREAM_MARK(s, id, mark) ((void)(s), (void)(id), (void)(mark), ACL_ERROR_RT_FAILURE)
+    #define PYHCCL_STREAM_MARK(s, id, mark, fin) ((void)(s), (void)(id), (void)(mark), (void)(fin), ACL_ERROR_RT_FAILURE)
     #define PYHCCL_STREAM_FINISHED(id, fin) ((void)(id), (void)(fin), ACL_ERROR_RT_FAILURE)
     #else
     extern int hostrtFailCurrentTask(int code, const char *message);
-    extern aclError hostrtStreamMark(aclrtStream stream, uint64_t *streamId, uint64_t *mark);
+    extern aclError hostrtStreamMark(aclrtStream stream, uint64_t *streamId, uint64_t *mark,
+                                     uint64_t *finished);
     extern aclError hostrtStreamFinished(uint64_t streamId, uint64_t *finished);
     #define PYHCCL_FAIL_CURRENT_TASK(code, msg) hostrtFailCurrentTask((code), (msg))
-    #define PYHCCL_STREAM_MARK(s, id, mark) hostrtStreamMark((s), (id), (mark))
+    #define PYHCCL_STREAM_MARK(s, id, mark, fin) hostrtStreamMark((s), (id), (mark), (fin))
     #define PYHCCL_STREAM_FINISHED(id, fin) hostrtStreamFinished((id), (fin))
     #endif
     """
     aclError PYHCCL_FAIL_CURRENT_TASK(aclError code, const char *message) nogil
-    aclError PYHCCL_STREAM_MARK(aclrtStream s, uint64_t *stream_id, uint64_t *mark) nogil
+    aclError PYHCCL_STREAM_MARK(aclrtStream s, uint64_t *stream_id, uint64_t *mark,
+                                uint64_t *finished) nogil
     aclError PYHCCL_STREAM_FINISHED(uint64_t stream_id, uint64_t *finished) nogil
 
 
@@ -182,16 +193,12 @@ cdef class Stream:
             # Entries (stream id, mark, objects): one count covers every entry
             # of a stream (the default stream is per device, hence the id).
             while self._pending:
-                entry = self._pending[0]
-                if entry[0] != sid:
-                    sid = entry[0]
-                    with nogil:
-                        if PYHCCL_STREAM_FINISHED(sid, &finished) != ACL_SUCCESS:
-                            finished = UINT64_MAX
-                if finished < <uint64_t>entry[1]:
+                sid = self._pending[0][0]
+                with nogil:
+                    if PYHCCL_STREAM_FINISHED(sid, &finished) != ACL_SUCCESS:
+                        finished = UINT64_MAX
+                if self._drop_done(sid, finished) == 0:
                     break
-                self._pending.popleft()
-                self._completed += 1
             return 0
         # Entries (event, device, objects).
         while self._pending:
@@ -211,18 +218,36 @@ cdef class Stream:
                     aclrtDestroyEvent(ev)
         return 0
 
+    cdef Py_ssize_t _drop_done(self, uint64_t sid, uint64_t finished) except -1:
+        """Host runtime: drop the leading entries of stream `sid` that `finished`
+        tasks cover; returns how many."""
+        cdef Py_ssize_t n = 0
+        while self._pending:
+            entry = self._pending[0]
+            if <uint64_t>entry[0] != sid or <uint64_t>entry[1] > finished:
+                break
+            self._pending.popleft()
+            self._completed += 1
+            n += 1
+        return n
+
     cdef int _keepalive(self, object objects) except -1:
         """Hold `objects` until the work enqueued so far on this stream is done."""
         cdef aclrtEvent ev = NULL
         cdef int32_t dev
         cdef Py_ssize_t i
-        cdef uint64_t sid = 0, mark = 0
-        self._prune()
+        cdef uint64_t sid = 0, mark = 0, finished = 0
         if PYHCCL_HOST_RUNTIME:
+            # The mark's snapshot also prunes this stream's entries.
             with nogil:
-                CHKACL(PYHCCL_STREAM_MARK(self._handle, &sid, &mark), "hostrtStreamMark")
+                CHKACL(PYHCCL_STREAM_MARK(self._handle, &sid, &mark, &finished),
+                       "hostrtStreamMark")
+            self._drop_done(sid, finished)
+            if self._pending and <uint64_t>self._pending[0][0] != sid:
+                self._prune()   # another device's default stream came first
             self._pending.append((sid, mark, objects))
         else:
+            self._prune()
             dev = self._resolve_device()
             for i in range(len(self._free_events) - 1, -1, -1):
                 if self._free_events[i][1] == dev:
@@ -441,14 +466,14 @@ cdef class Stream:
 
     def __enter__(self):
         self._check("__enter__")
-        stack = getattr(_tls, "stack", None)
+        stack = _tls.stack
         if stack is None:
             stack = _tls.stack = []
         stack.append(self)
         return self
 
     def __exit__(self, *exc):
-        stack = getattr(_tls, "stack", None)
+        stack = _tls.stack
         if stack and stack[-1] is self:
             stack.pop()
         elif stack and self in stack:
@@ -492,7 +517,7 @@ def default_stream():
 
 def current_stream():
     """Return the thread's current stream (set by `with stream:`), else the default stream."""
-    stack = getattr(_tls, "stack", None)
+    stack = _tls.stack
     if stack:
         return stack[-1]
     return _default_stream
@@ -501,7 +526,7 @@ def current_stream():
 cdef Stream _resolve_stream(object stream, str api):
     cdef Stream s
     if stream is None:
-        stack = getattr(_tls, "stack", None)
+        stack = _tls.stack
         s = stack[-1] if stack else _default_stream
     elif isinstance(stream, Stream):
         s = <Stream>stream

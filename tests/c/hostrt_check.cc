@@ -198,19 +198,21 @@ int main() {
   uint64_t sid = 0, mark = 0, fin = 0, sid2 = 0, mark2 = 0;
   go = false;
   OK(hostrt::enqueue(s, [&] { while (!go.load()) std::this_thread::yield(); return ACL_SUCCESS; }));
-  OK(hostrtStreamMark(h, &sid, &mark));
-  OK(hostrtStreamFinished(sid, &fin));
+  OK(hostrtStreamMark(h, &sid, &mark, &fin));
   CHECK(sid == hostrt::stream_id(s) && fin < mark);
+  OK(hostrtStreamFinished(sid, &fin));
+  CHECK(fin < mark);
   go = true;
   OK(aclrtSynchronizeStream(h));
   OK(hostrtStreamFinished(sid, &fin));
   CHECK(fin >= mark);
-  OK(hostrtStreamMark(h, &sid2, &mark2));
+  OK(hostrtStreamMark(h, &sid2, &mark2, nullptr));
   CHECK(sid2 == sid && mark2 == mark);  // nothing pushed since
-  OK(hostrtStreamMark(nullptr, &sid2, &mark2));  // the default stream
+  OK(hostrtStreamMark(nullptr, &sid2, &mark2, nullptr));  // the default stream
   CHECK(sid2 != sid);
-  CHECK(hostrtStreamMark(h, nullptr, &mark) == ACL_ERROR_INVALID_PARAM && msg_has("streamId"));
-  CHECK(hostrtStreamMark(reinterpret_cast<aclrtStream>(0x77), &sid, &mark) ==
+  CHECK(hostrtStreamMark(h, nullptr, &mark, nullptr) == ACL_ERROR_INVALID_PARAM &&
+        msg_has("streamId"));
+  CHECK(hostrtStreamMark(reinterpret_cast<aclrtStream>(0x77), &sid, &mark, &fin) ==
             ACL_ERROR_RT_INVALID_HANDLE && msg_has("hostrtStreamMark"));
   CHECK(hostrtStreamFinished(sid, nullptr) == ACL_ERROR_INVALID_PARAM);
 
