@@ -137,7 +137,10 @@ def run_bench(cluster, layout, op, args, mpiexec, label, tmp):
            "UCX_TLS": "tcp,self", "UCX_NET_DEVICES": "eth0", "FI_PROVIDER": "tcp",
            "OMPI_MCA_btl": "self,vader,tcp", "OMPI_MCA_pml": "ob1"}
     cmd, full_env = cluster.mpi_job(layout, argv, env=env, mpiexec=mpiexec, bind=args.bind_to)
-    proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=3000)
+    # From ROOT: `python -m` puts the working directory first on sys.path, so a run from
+    # another checkout would time that checkout's pyhccl.
+    proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=3000,
+                          cwd=ROOT)
     if proc.returncode != 0 or not out.exists():
         print(f"{label} {op}: the benchmark failed\n{proc.stdout}\n{proc.stderr}", file=sys.stderr)
         return None

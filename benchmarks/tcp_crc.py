@@ -28,7 +28,10 @@ def bench(cluster, opts, crc, out):
             opts.maxbytes, "-f", "4", "-n", str(opts.iters), "-w", "3", "--json", str(out)]
     env = {"PYTHONPATH": str(ROOT), "PYHCCL_TCP_CRC": crc, "HCCL_EXEC_TIMEOUT": "300"}
     cmd, full_env = cluster.mpi_job(opts.layout, argv, env=env)
-    proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=1200)
+    # From ROOT: `python -m` puts the working directory first on sys.path, so a run from
+    # another checkout would time that checkout's pyhccl.
+    proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=1200,
+                          cwd=ROOT)
     if proc.returncode != 0:
         sys.exit(f"the benchmark failed (PYHCCL_TCP_CRC={crc}):\n{proc.stdout}\n{proc.stderr}")
     return {r["size"]: r["busbw"] for r in json.loads(out.read_text())["rows"]}
