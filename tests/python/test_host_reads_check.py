@@ -37,6 +37,14 @@ gate.set()
 s.synchronize()
 print("EARLY", json.dumps({k: v.tolist() for k, v in early.items()}))
 print("AFTER", json.dumps({"y": y.tolist(), "out": out.tolist(), "z": z.tolist()}))
+# The synchronize above finished every call that used z: a new output there is filled.
+gate = threading.Event()
+s.launch_host_func(gate.wait, 60)
+comm.all_reduce(x, z, stream=s)
+again = z.copy()
+gate.set()
+s.synchronize()
+print("AGAIN", json.dumps({"early": again.tolist(), "z": z.tolist()}))
 comm.destroy()
 """
 
@@ -50,7 +58,7 @@ def _run(tmp_path, check):
                           timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     lines = dict(line.split(" ", 1) for line in done.stdout.splitlines() if " " in line)
-    return json.loads(lines["EARLY"]), json.loads(lines["AFTER"])
+    return json.loads(lines["EARLY"]), json.loads(lines["AFTER"]), json.loads(lines["AGAIN"])
 
 
 @pytest.mark.timeout(150)
@@ -58,8 +66,11 @@ def _run(tmp_path, check):
 def test_early_host_reads_give_nan(tmp_path, check):
     if not OWN_JOBS_HERE:
         pytest.skip("starts its own process, from the first rank")
-    early, after = _run(tmp_path, check)
+    early, after, again = _run(tmp_path, check)
     nan = [v != v for v in early["y"]]
     assert all(nan) if check == "1" else early["y"] == [1.0] * 4, early
     assert early["z"] == [3.0] * 4 and early["inplace"] == [7] * 4 and early["ints"] == [0] * 3
     assert after == {"y": [2.0] * 4, "out": [3.0] * 4, "z": [5.0] * 4}, after
+    # after a synchronize of the stream, its finished calls no longer hold their ranges
+    assert all(v != v for v in again["early"]) if check == "1" else again["early"] == [5.0] * 4, again
+    assert again["z"] == [2.0] * 4, again
