@@ -5,8 +5,8 @@
 cdef int _keep(Stream s, object objects) except -1:
     """Keep `objects` alive until the call just enqueued on `s` is done.
 
-    Inside a group the calls are issued by group_end(), so the keep-alive
-    events are recorded then.
+    Inside a group the calls are issued by group_end(), so their keep-alive
+    starts then.
     """
     pending = _tls.group_keep
     if pending is not None:
@@ -24,7 +24,7 @@ def group_start():
     _ensure_init()
     with nogil:
         CHKHCCL(HcclGroupStart(), "HcclGroupStart")
-    _tls.group_depth = _tls.group_depth + 1
+    _tls.group_depth += 1
     if _tls.group_depth == 1:
         _tls.group_keep = []
 

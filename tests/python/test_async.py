@@ -75,7 +75,7 @@ def test_buffers_kept_alive_until_done(pair):
     s = pyhccl.Stream()
     total = comm.size * (comm.size + 1) / 2
     verdicts = []
-    for _ in range(2):                    # the second round reuses the keep-alive events
+    for _ in range(2):                    # a second round on the same stream, after a release
         gate = Gate(s)
         try:
             send = np.full(1000, comm.rank + 1, np.float64)
@@ -223,7 +223,7 @@ QUEUED_ACROSS_HOSTS = """
     gate = threading.Event()
     s.launch_host_func(gate.wait, 60)  # every Broadcast queued before the first runs
     for x in xs:
-        comm.broadcast(x, 0, stream=s)  # each with its keep-alive event after it
+        comm.broadcast(x, 0, stream=s)  # each kept alive by a mark, nothing on the stream
     gate.set()
     s.synchronize()
     assert all((x.get() == 1 + i).all() for i, x in enumerate(xs)), [x.get() for x in xs]
