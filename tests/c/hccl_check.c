@@ -147,6 +147,7 @@ static int mode_sigstop(struct Run *r) { return run_sigstop(r->comm, r->s); }
 static int mode_late(struct Run *r) { return run_late(r->comm, r->s); }
 static int mode_mismatch(struct Run *r) { return run_mismatch(r->comm, r->s, r->argv[0]); }
 static int mode_pipeline(struct Run *r) { return run_pipeline(r->comm, r->s, r->argv[0]); }
+static int mode_held(struct Run *r) { return run_held(r->comm, r->s); }
 static int mode_mismatch_v(struct Run *r) {
   return run_mismatch_v(r->comm, r->s, r->argv[0], r->argv[1]);
 }
@@ -180,6 +181,7 @@ static const struct Mode {
     {"late", "", 0, 1, mode_late},
     {"mismatch", "WHAT", 1, 1, mode_mismatch},
     {"pipeline", "broadcast|reduce", 1, 1, mode_pipeline},
+    {"held", "", 0, 1, mode_held},
     {"mismatch_v", "KIND HOW", 2, 1, mode_mismatch_v},
     {"config", "DET", 1, 0, mode_config},
     {"perf", "BYTES ITERS [host|device]", 2, 1, mode_perf},

@@ -90,6 +90,7 @@ int run_perf(HcclComm comm, aclrtStream s, size_t bytes, int iters);
 int run_failure(HcclComm comm, aclrtStream s, int kill_mode, size_t n);
 int run_mismatch(HcclComm comm, aclrtStream s, const char *what);
 int run_pipeline(HcclComm comm, aclrtStream s, const char *kind);
+int run_held(HcclComm comm, aclrtStream s);
 int run_abort(HcclComm comm, aclrtStream s, const char *rootfile);
 int run_late(HcclComm comm, aclrtStream s);
 int run_sigstop(HcclComm comm, aclrtStream s);

@@ -248,6 +248,50 @@ int run_pipeline(HcclComm comm, aclrtStream s, const char *kind) {
   return g_fail != 0;
 }
 
+/* Reduces from root 0 queued back to back hold their signature check's headers
+ * (Transfer::lazy: the root is rank 1's check parent and gets data from it, on
+ * 4x1 hosts with a star between them). The root starts late, when every other
+ * rank's data is there, so none of its Reduces waits (a wait would send what it
+ * holds before it sleeps), and follows them with a Send to rank 3, the last
+ * operation on its stream, which sends rank 1 nothing. Rank 1's last Reduce
+ * waits for those headers, so the root must send them when its stream runs out
+ * of operations of the communicator (comm/exec.cc, check_later), not at its next
+ * one, nor at destroy (which the root puts off): at once, with every result right. */
+int run_held(HcclComm comm, aclrtStream s) {
+  const int n = 10;
+  float *x = alloc((n * 16 + 8) * sizeof(float));
+  for (int i = 0; i < n * 16 + 8; ++i) x[i] = (float)(g_rank + 1 + i);
+  HCCL_OK(HcclBarrier(comm, s));
+  sync_ok(s, "barrier");
+  const double t0 = now_s();
+  static int go;
+  __atomic_store_n(&go, 0, __ATOMIC_RELEASE);
+  ACL_OK(aclrtLaunchHostFunc(s, hold_stream, &go));
+  for (int i = 0; i < n; ++i) {
+    float *b = x + i * 16;
+    HCCL_OK(HcclReduce(b, b + 8, 8, HCCL_DATA_TYPE_FP32, HCCL_REDUCE_SUM, 0, comm, s));
+  }
+  float *p = x + n * 16;
+  if (g_rank == 0) HCCL_OK(HcclSend(p, 8, HCCL_DATA_TYPE_FP32, 3, comm, s));
+  if (g_rank == 3) HCCL_OK(HcclRecv(p, 8, HCCL_DATA_TYPE_FP32, 0, comm, s));
+  if (g_rank == 0) usleep(200000);
+  __atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+  sync_ok(s, "reduces and send");
+  const double took = now_s() - t0;
+  if (g_rank == 0) usleep((useconds_t)(bound(1.5) * 1e6));
+  int wrong = 0;
+  for (int i = 0; g_rank == 0 && i < n; ++i)
+    for (int j = 0; j < 8; ++j)
+      if (x[i * 16 + 8 + j] != (float)(g_n * (g_n + 1) / 2 + g_n * (i * 16 + j))) ++wrong;
+  for (int j = 0; g_rank == 3 && j < 8; ++j)
+    if (p[j] != (float)(1 + n * 16 + j)) ++wrong;
+  CHECK(wrong == 0, "%d wrong elements", wrong);
+  CHECK(took < bound(1.2), "the queued operations took %.1f s", took);
+  release(x);
+  if (g_fail == 0) printf("rank %d: PASS held headers sent at the end (%.3f s)\n", g_rank, took);
+  return g_fail != 0;
+}
+
 /* Rank 0 aborts while the others wait in a collective it never joins: they
  * fail within about a second naming it, its own operations fail with
  * HCCL_E_UNAVAIL, destroying is quick, and the survivors build a new

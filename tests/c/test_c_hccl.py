@@ -291,6 +291,12 @@ for kind in ("broadcast", "reduce"):
     case("pipeline", f"{kind}-hosts-4x1", 4, kind, timeout=60,
          rank_env_of=hosts_env(LAYOUTS["4x1"], STAR_LINK))
 
+# held: queued Reduces hold their signature check's headers; the rank holding them sends
+# them when its stream runs out of the communicator's operations (its last, a Send to
+# another rank, does not take them along).
+case("held", "reduce-send-hosts-4x1", 4, timeout=60, env={"HCCL_EXEC_TIMEOUT": "30"},
+     rank_env_of=hosts_env(LAYOUTS["4x1"], STAR_LINK))
+
 # mismatch_v: rank 0 passes another recvCounts (AllGatherV) / sendCounts (ReduceScatterV)
 # array, or one of zeros: HCCL_E_PARA on every rank within seconds.
 for kind in ("allgatherv", "reducescatterv"):

@@ -13,6 +13,7 @@
 #include "hccl/algo/topology.h"
 #include "hccl/algo/tuning.h"
 #include "hccl/transport/engine.h"
+#include "runtime/hostrt.h"
 
 namespace hccl {
 
@@ -27,6 +28,11 @@ struct CommView {
   std::atomic<uint64_t> op_seq{0};  // collectives started so far
   // Live communicators of this process (comm_count), for a deadlock hint.
   size_t (*live_comms)() = nullptr;
+
+  // Whether the stream's task after the running one is an operation of this
+  // communicator (its tasks carry their CommView as tag, comm/exec.cc): it
+  // runs next, so what the running one leaves to finish can wait for it.
+  bool next_queued() const { return hostrt::next_task_tag() == this; }
 
   // Scratch memory of the running operation (operations of a communicator
   // run one at a time): kept between operations, so that large temporary

@@ -108,6 +108,11 @@ Ctx::Ctx(CommView &c, const OpDesc &o)
   algo = o.kind == OpKind::kSendRecv ? "p2p" : o.kind == OpKind::kBarrier ? "flat" : "pairwise";
 }
 
+bool Ctx::next_queued() {
+  if (next_queued_ < 0) next_queued_ = comm.next_queued() ? 1 : 0;
+  return next_queued_ == 1;
+}
+
 HcclResult Ctx::fail(HcclResult code, const std::string &what) {
   err.code = code;
   err.what = what;
@@ -201,6 +206,11 @@ const Region *Batch::recv(int peer, void *dst, size_t bytes) {
 void Batch::recv_header_later(int peer) {
   add(Transfer::kRecv, peer, nullptr, nullptr, 0, Dep{});
   xfers_.back().later = true;
+}
+
+void Batch::send_header(int peer) {
+  add(Transfer::kSend, peer, nullptr, nullptr, 0, Dep{});
+  xfers_.back().lazy = x_.next_queued();
 }
 
 const Region *Batch::recv_reduce(int peer, const void *src, void *dst, size_t bytes, Dep dep) {

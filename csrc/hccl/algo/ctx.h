@@ -52,10 +52,15 @@ class Ctx {
   // After a failed batch: words a mismatch, keeps other errors as they are.
   HcclResult failed(HcclResult rc);
   bool multi_host() const { return topo.nhosts() > 1; }
+  // comm.next_queued(), looked at once per operation (the stream's lock).
+  bool next_queued();
   bool is_root() const { return root == me; }
   // This rank's send and recv bytes by the spec's byte rules.
   size_t send_bytes() const { return spec.send.mine(count, es, static_cast<uint32_t>(n), is_root()); }
   size_t recv_bytes() const { return spec.recv.mine(count, es, static_cast<uint32_t>(n), is_root()); }
+
+ private:
+  int next_queued_ = -1;  // not looked at yet
 };
 
 // A dependency: the input of a transfer is `region`'s bytes from `off` on.
@@ -77,6 +82,10 @@ class Batch {
   // later batches, or when the operation ends and the next one on its
   // stream is not of this communicator (comm/exec.cc, Engine::drain).
   void recv_header_later(int peer);
+  // The header-only send a recv_header_later takes: held back, to go out
+  // with the next ones, while this communicator's next operation is queued
+  // behind this one (Transfer::lazy).
+  void send_header(int peer);
   // Runs everything posted so far to completion; then the batch is empty.
   HcclResult run();
 
@@ -141,7 +150,7 @@ HcclResult compare_signatures(Ctx &x);
 template <typename From, typename To>
 void signature_check(Ctx &x, Batch &b, From from, To to) {
   for (int c : x.topo.check_children(x.me))
-    if (c >= 0 && !to(c)) b.send(c, nullptr, 0);
+    if (c >= 0 && !to(c)) b.send_header(c);
   const int parent = x.topo.check_parent(x.me);
   if (parent >= 0 && !from(parent)) b.recv_header_later(parent);
 }

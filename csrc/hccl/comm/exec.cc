@@ -104,13 +104,17 @@ constexpr uint64_t kLaterOps = 32;
 // The headers algorithms did not wait for (Batch::recv_header_later) are
 // checked before anything else on the stream sees the operation complete: now,
 // unless this communicator's next operation follows at once on this stream
-// (it checks them as it runs), and at most kLaterOps operations back.
+// (it checks them as it runs), and at most kLaterOps operations back. So too
+// the headers this rank held back for its peers (Transfer::lazy) go out now,
+// unless the next operation follows.
 HcclResult check_later(Comm &c, Ctx &x) {
-  if (!c.engine->keeps_later()) return HCCL_SUCCESS;  // nor a look at the stream (its lock)
+  const bool later = c.engine->keeps_later();
+  if (!later && !c.engine->holds_headers()) return HCCL_SUCCESS;  // nor a look at the stream (its lock)
   const uint64_t seq = c.op_seq.load();  // this collective's, or the last one's (send/recv)
-  const bool next_is_ours = hostrt::next_task_tag() == &c;
+  const bool next_is_ours = c.next_queued();
+  if (next_is_ours && !later) return HCCL_SUCCESS;
   const uint64_t upto = !next_is_ours ? seq : seq > kLaterOps ? seq - kLaterOps : 0;
-  HcclResult r = c.engine->drain(upto, &x.err);
+  HcclResult r = c.engine->drain(upto, !next_is_ours, &x.err);
   return r == HCCL_SUCCESS ? r : x.failed(r);
 }
 
@@ -253,7 +257,7 @@ HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream
     return HCCL_SUCCESS;
   }
   comm->flight.enqueued(guard->ticket, guard->op, common::now_ns());
-  aclError e = hostrt::enqueue(stream, std::move(task), comm.get());
+  aclError e = hostrt::enqueue(stream, std::move(task), static_cast<const CommView *>(comm.get()));
   if (e != ACL_SUCCESS) {
     guard->ran = true;  // never queued: undone here instead
     --comm->next_ticket;

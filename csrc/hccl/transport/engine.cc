@@ -62,6 +62,7 @@ class Engine::Batch : public WaitFor {
   void poll_fds(std::vector<pollfd> *fds) override {
     for (Connection *c : e_.active_) c->poll_fds(fds);
   }
+  void before_sleep() override { e_.flush_held(); }
   bool stalled(int64_t stalled_ns, WaitError *err) override {
     if (wait_peer_ < 0 || stalled_ns < kSendStallNs) return false;
     if (!published_) e_.hub->publish_send_wait(wait_peer_);
@@ -115,15 +116,17 @@ class Engine::Batch : public WaitFor {
   std::vector<uint64_t> seen_;  // the cycle's words at the last look
 };
 
-// What drain() waits for: the kept `later` receives of collectives up to seq_.
+// What drain() waits for: the kept `later` receives of collectives up to seq_,
+// and with flush_ the held headers going out.
 class Engine::Drain : public WaitFor {
  public:
-  Drain(Engine &e, uint64_t seq) : e_(e), seq_(seq) {}
+  Drain(Engine &e, uint64_t seq, bool flush) : e_(e), seq_(seq), flush_(flush) {}
 
   HcclResult poll(bool *done, bool *moved, WaitError *err) override {
     HcclResult rc = e_.progress_active(moved, err);
     if (rc != HCCL_SUCCESS) return rc;
     e_.pop_later();
+    if (flush_) e_.prune_held();
     *done = blocker() < 0;
     return HCCL_SUCCESS;
   }
@@ -144,12 +147,20 @@ class Engine::Drain : public WaitFor {
   void poll_fds(std::vector<pollfd> *fds) override {
     for (Connection *c : e_.active_) c->poll_fds(fds);
   }
+  void before_sleep() override { e_.flush_held(); }
+  // Headers of operations kLaterOps back (comm/exec.cc): this rank is ahead,
+  // and with held headers (which come in batches) often so.
+  bool patient() const override { return !flush_; }
 
  private:
-  bool open(int p) const { return !e_.later_[p].empty() && e_.later_[p].front().sig.seq <= seq_; }
+  bool open(int p) const {
+    if (!e_.later_[p].empty() && e_.later_[p].front().sig.seq <= seq_) return true;
+    return flush_ && e_.conns[p] && e_.conns[p]->holds();
+  }
 
   Engine &e_;
   const uint64_t seq_;
+  const bool flush_;
 };
 
 Engine::Engine(int rank, int nranks)
@@ -170,11 +181,15 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
     if (t->later) {  // the batch's own copy dies with it
       later_[t->peer].push_back(*t);
       t = &later_[t->peer].back();
-    } else {
-      own_.push_back(t);
     }
     Connection *c = conns[t->peer].get();
     c->post(t);
+    if (t->lazy && t->complete) {  // held: it goes out later, without the batch
+      if (held_since_ns_ == 0) held_since_ns_ = common::now_ns();
+      if (std::find(held_.begin(), held_.end(), c) == held_.end()) held_.push_back(c);
+    } else if (!t->later) {
+      own_.push_back(t);
+    }
     if (std::find(active_.begin(), active_.end(), c) == active_.end()) active_.push_back(c);
   }
   add_later_conns();
@@ -189,9 +204,13 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
   return rc;
 }
 
-HcclResult Engine::drain(uint64_t seq, WaitError *err) {
+HcclResult Engine::drain(uint64_t seq, bool flush, WaitError *err) {
   pop_later();
-  Drain d(*this, seq);
+  if (flush) {
+    flush_held();
+    prune_held();
+  }
+  Drain d(*this, seq, flush);
   if (d.blocker() < 0) return HCCL_SUCCESS;
   active_.clear();
   add_later_conns();
@@ -202,6 +221,7 @@ HcclResult Engine::drain(uint64_t seq, WaitError *err) {
 }
 
 HcclResult Engine::progress_active(bool *moved, WaitError *err) {
+  if (held_since_ns_ != 0 && common::now_ns() - held_since_ns_ >= kHoldNs) flush_held();
   for (Connection *c : active_) {
     bool m = false;
     HcclResult rc = c->progress(&m, err);
@@ -213,7 +233,10 @@ HcclResult Engine::progress_active(bool *moved, WaitError *err) {
 
 void Engine::forget_active() {
   for (Connection *c : active_) c->clear();  // every kept receive's connection is among them
+  for (Connection *c : held_) c->clear();
   for (auto &q : later_) q.clear();
+  held_.clear();
+  held_since_ns_ = 0;
 }
 
 void Engine::add_later_conns() {
@@ -222,6 +245,18 @@ void Engine::add_later_conns() {
     Connection *c = conns[p].get();
     if (std::find(active_.begin(), active_.end(), c) == active_.end()) active_.push_back(c);
   }
+  for (Connection *c : held_)  // a partly flushed header goes on as they progress
+    if (std::find(active_.begin(), active_.end(), c) == active_.end()) active_.push_back(c);
+}
+
+void Engine::flush_held() {
+  for (Connection *c : held_) c->flush();
+  held_since_ns_ = 0;
+}
+
+void Engine::prune_held() {
+  held_.erase(std::remove_if(held_.begin(), held_.end(), [](Connection *c) { return !c->holds(); }),
+              held_.end());
 }
 
 void Engine::pop_later() {
@@ -247,7 +282,13 @@ void Engine::notify_failure(HcclResult code, const std::string &why, uint64_t se
 }
 
 HcclResult Engine::linger(int64_t deadline_ns, WaitError *err) {
+  flush_held();
   for (;;) {
+    for (Connection *c : held_) {  // what the sockets did not take at once
+      bool moved = false;
+      WaitError e;
+      c->progress(&moved, &e);
+    }
     bool waiting = false;
     for (int p = 0; p < nranks_; ++p) {
       if (p == rank_ || !conns[p] || !conns[p]->unreceived()) continue;

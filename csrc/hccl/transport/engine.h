@@ -37,16 +37,22 @@ class Engine {
   // is reported as a deadlock, and a timeout says that a ring needs a group.
   // Receives marked `later` (header-only) are copied and kept here: the
   // batch completes without them, and every later run progresses them.
+  // Sends marked `lazy` that a connection holds back complete at once
+  // (Transfer::lazy); the engine sends them before it sleeps in a wait,
+  // once the oldest was held kHoldNs, and in drain(..., flush).
   HcclResult run(Transfer *const *xfers, size_t n, WaitError *err, bool blocking_send = false);
   // Waits until every kept `later` receive of collectives up to `seq` has
-  // completed (their headers came in and matched), or fails (*err).
-  HcclResult drain(uint64_t seq, WaitError *err);
+  // completed (their headers came in and matched), and with `flush` until
+  // every held header went out, or fails (*err).
+  HcclResult drain(uint64_t seq, bool flush, WaitError *err);
   // Whether any `later` receive is kept (drain() would have something to do).
   bool keeps_later() const {
     for (const auto &q : later_)
       if (!q.empty()) return true;
     return false;
   }
+  // Whether a connection may still hold lazy headers (drain(..., true) sends them).
+  bool holds_headers() const { return !held_.empty(); }
 
   // Tells every peer, best effort, that this rank failed in collective `seq`
   // because of rank `culprit` (-1: this rank).
@@ -115,6 +121,10 @@ class Engine {
   void add_later_conns();
   // Forgets the completed kept receives at the front of each peer's queue.
   void pop_later();
+  // Held headers: flush_held() starts sending them all; prune_held() forgets
+  // the connections that hold none any more.
+  void flush_held();
+  void prune_held();
 
   const int rank_;
   const int nranks_;
@@ -125,6 +135,12 @@ class Engine {
   // The kept `later` receives, per peer in posting order (which is the order
   // they complete in); a deque keeps the addresses their connections hold.
   std::vector<std::deque<Transfer>> later_;
+  // Connections that held a lazy header, and since when the oldest unflushed
+  // one waits (0: none). A receiver needs the header only when its stream
+  // idles or runs far ahead (comm/exec.cc), so a short hold delays nobody.
+  std::vector<Connection *> held_;
+  int64_t held_since_ns_ = 0;
+  static constexpr int64_t kHoldNs = 200000;
   std::vector<pollfd> fds_;           // settle()'s notice sockets
   static constexpr int64_t kNoticePollNs = 1000000;  // settle()'s looks at them, at most one a ms
   int64_t notice_poll_ns_ = 0;

@@ -146,6 +146,12 @@ struct Transfer {
   // A header-only receive that may complete after its batch (Engine::run
   // keeps a copy; a later batch or Engine::drain completes it).
   bool later = false;
+  // A header-only send whose receiver posted it `later` (the signature check,
+  // algo/ctx.h), sent while this rank's next operation is queued behind this
+  // one: the connection may hold it back, to go out with the ones that follow
+  // in one system call (TCP), and then completes it at once; the batch does
+  // not wait for it (Engine::run).
+  bool lazy = false;
 
   size_t done = 0;
   bool started = false;  // the header went out / came in
@@ -218,8 +224,12 @@ class Connection {
   // Tells the peer, once, that this rank leaves normally (what it sent is to
   // be read, not a death): the destructor does it, and an exit without one.
   virtual void leave() {}
-  // Forgets queued transfers (the engine gave up on them).
+  // Forgets queued transfers (the engine gave up on them), and held headers.
   virtual void clear() = 0;
+  // Held `lazy` headers (Transfer::lazy): whether some have not gone out yet;
+  // flush() sends them now, or (when the socket is full) at the next progress.
+  virtual bool holds() const { return false; }
+  virtual void flush() {}
   // File descriptors to poll while waiting for this connection (TCP); the
   // connection asks for POLLOUT only when it has bytes waiting to go.
   virtual void poll_fds(std::vector<pollfd> *fds) { (void)fds; }

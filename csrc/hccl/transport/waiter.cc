@@ -184,8 +184,9 @@ HcclResult Waiter::wait(WaitFor &w, WaitError *err) {
       rc = w.timed_out(peer, timeout_text(peer)).into(err);
       break;
     }
-    if (spin_or_yield(now - idle_since)) continue;
+    if (!w.patient() && spin_or_yield(now - idle_since)) continue;
     if (!order.wait.active()) order_publish(&order, peer);
+    w.before_sleep();
     bool notice = false;
     sleep(w, bell, std::min(next_probe, last_progress + limit), &notice);
     if (notice && (rc = check_failures(true, err)) != HCCL_SUCCESS) break;

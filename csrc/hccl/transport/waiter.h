@@ -48,6 +48,12 @@ class WaitFor {
   // doorbell's waiters: false when the wait can move now (a board post rings
   // only counted waiters).
   virtual bool still_idle() const { return true; }
+  // Before the wait sleeps: what this rank holds back for its peers goes out
+  // (a peer may wait for it: Engine's held headers).
+  virtual void before_sleep() {}
+  // A wait nobody is held up by (this rank ran ahead of a peer): it sleeps at
+  // once, leaving the cores to the ranks behind, instead of yielding first.
+  virtual bool patient() const { return false; }
   // At each failure probe, after `stalled_ns` without progress: a failure
   // only this wait can see (a cycle of blocking sends); true with *err.
   virtual bool stalled(int64_t stalled_ns, WaitError *err) {

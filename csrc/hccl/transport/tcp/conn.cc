@@ -48,7 +48,16 @@ TcpConnection::~TcpConnection() {
 
 void TcpConnection::post(Transfer *t) {
   if (t->kind == Transfer::kSend) {
-    socks_[tx_msgs_++ % socks_.size()].sends.push_back(t);
+    Sock &s = socks_[tx_msgs_++ % socks_.size()];
+    if (t->lazy && t->bytes == 0 && s.sends.empty()) {
+      hold(s, *t);
+      t->started = t->complete = true;
+      return;
+    }
+    // A message takes the held headers along: a receiver of both waits for it.
+    for (Sock &o : socks_)
+      if (o.holds()) o.flushing = true;
+    s.sends.push_back(t);
   } else {
     Sock &s = socks_[rx_msgs_++ % socks_.size()];
     if (t->kind == Transfer::kRecvReduce && s.stage.size() < stage_bytes_) s.stage.resize(stage_bytes_);
@@ -58,7 +67,8 @@ void TcpConnection::post(Transfer *t) {
 
 bool TcpConnection::unreceived() const {
   // Bytes in a send queue that the peer's host has not acknowledged (the
-  // peer's process reading them is not visible from here).
+  // peer's process reading them is not visible from here), or held here.
+  if (holds()) return true;
   for (const Sock &s : socks_) {
     int queued = 0;
     if (s.fd >= 0 && ioctl(s.fd, SIOCOUTQ, &queued) == 0 && queued > 0) return true;
@@ -76,7 +86,61 @@ void TcpConnection::clear() {
   for (Sock &s : socks_) {
     s.sends.clear();
     s.recvs.clear();
+    s.held.clear();
+    s.held_sent = 0;
+    s.held_msgs = 0;
+    s.flushing = false;
   }
+}
+
+void TcpConnection::hold(Sock &s, const Transfer &t) {
+  MsgHeader h = make_header(t);
+  if (crc_) h.flags |= kMsgCrc;
+  const char *p = reinterpret_cast<const char *>(&h);
+  s.held.insert(s.held.end(), p, p + sizeof(h));
+  if (crc_) {
+    const uint32_t crc = common::crc32c(0, &h, sizeof(h));
+    p = reinterpret_cast<const char *>(&crc);
+    s.held.insert(s.held.end(), p, p + sizeof(crc));
+  }
+  if (++s.held_msgs >= kHeldMsgs) flush_sock(s);
+}
+
+bool TcpConnection::holds() const {
+  for (const Sock &s : socks_)
+    if (s.holds()) return true;
+  return false;
+}
+
+void TcpConnection::flush() {
+  for (Sock &s : socks_)
+    if (s.holds()) flush_sock(s);
+}
+
+void TcpConnection::flush_sock(Sock &s) {
+  s.flushing = true;
+  bool moved = false;
+  WaitError err;  // a broken socket is closed_ now: the next progress() reports it
+  send_held(s, &moved, &err);
+}
+
+HcclResult TcpConnection::send_held(Sock &s, bool *moved, WaitError *err) {
+  while (s.holds()) {
+    ssize_t w = send(s.fd, s.held.data() + s.held_sent, s.held.size() - s.held_sent,
+                     MSG_DONTWAIT | MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) return HCCL_SUCCESS;
+      return broken(errno, "sending", err);
+    }
+    s.held_sent += static_cast<size_t>(w);
+    *moved = true;
+  }
+  s.held.clear();
+  s.held_sent = 0;
+  s.held_msgs = 0;
+  s.flushing = false;
+  return HCCL_SUCCESS;
 }
 
 HcclResult TcpConnection::broken(int e, const char *what, WaitError *err) {
@@ -152,6 +216,10 @@ HcclResult TcpConnection::progress(bool *moved, WaitError *err) {
 
 HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
   const size_t trailer = crc_ ? sizeof(uint32_t) : 0;
+  if (s.holds() && s.flushing) {
+    HcclResult rc = send_held(s, moved, err);
+    if (rc != HCCL_SUCCESS || s.holds()) return rc;
+  }
   while (!s.sends.empty()) {
     Transfer *t = s.sends.front();
     if (!t->started) {
@@ -349,7 +417,9 @@ void TcpConnection::poll_fds(std::vector<pollfd> *fds) {
   for (const Sock &s : socks_) {
     short ev = 0;
     if (!s.recvs.empty()) ev |= POLLIN;
-    if (!s.sends.empty()) {
+    if (s.holds() && s.flushing) {
+      ev |= POLLOUT;
+    } else if (!s.sends.empty()) {
       const Transfer *t = s.sends.front();
       if (!t->started || s.tx_hdr_sent < sizeof(MsgHeader) || t->input_ready() > t->done ||
           (crc_ && t->done == t->bytes))  // the trailer is still to go

@@ -35,6 +35,8 @@ class TcpConnection final : public Connection {
   bool unreceived() const override;
   void leave() override;
   void clear() override;
+  bool holds() const override;
+  void flush() override;
   void poll_fds(std::vector<pollfd> *fds) override;
   // Polled until the peer said goodbye or went away (its EOF would stay readable).
   int notice_fd() const override { return left_ || closed_ || eof_ ? -1 : ctrl_fd_; }
@@ -58,7 +60,25 @@ class TcpConnection final : public Connection {
     // for it (the rest of a message, the next messages), taken from here first.
     std::unique_ptr<char[]> ahead;  // kAheadBytes, from the first small read
     size_t ahead_at = 0, ahead_end = 0;
+    // Held lazy headers (Transfer::lazy), each with its trailer, in order;
+    // they go before anything posted after them (flushing: now).
+    std::vector<char> held;
+    size_t held_sent = 0;
+    int held_msgs = 0;
+    bool flushing = false;
+    bool holds() const { return held_sent < held.size(); }
   };
+  // The signature check's headers to a peer that only takes them `later`
+  // (Reduce's check parent, algo/ctx.h) each cost a message, and a system
+  // call and a wake-up of every host they cross: while operations are queued
+  // they are held and go out together, at most this many to a socket at once
+  // (the receiver reads them in one recv(), kAheadBytes); the engine flushes
+  // them before it sleeps, after Engine::kHoldNs, and when the stream has no
+  // next operation of this communicator.
+  static constexpr int kHeldMsgs = 16;
+  void hold(Sock &s, const Transfer &t);
+  void flush_sock(Sock &s);  // sends s's held headers now, what the socket takes
+  HcclResult send_held(Sock &s, bool *moved, WaitError *err);
   // A read shorter than this (a header, a trailer, a small payload) asks the
   // kernel for this much, so that a small message takes one recv(), not one
   // for each of its parts, and several queued ones take one between them.

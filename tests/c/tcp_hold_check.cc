@@ -1,0 +1,239 @@
+// The TCP connection's held headers (Transfer::lazy, csrc/hccl/transport/tcp/conn.cc)
+// on their own: two TcpConnections over socket pairs, one sending, one receiving,
+// without the engine. A lazy header-only send completes at once and nothing reaches
+// the wire until flush(), a message posted after it, or kHeldMsgs of them on one
+// socket; then the receiver takes them, in order, each checked against what it
+// expects (signature, CRC trailer). A lazy send behind a message still going out is
+// not held; clear() drops what is held. Prints "tcp hold ok". Built by
+// tests/c/test_c_tcp_conn.py.
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <deque>
+#include <memory>
+#include <vector>
+
+#include "hccl/reduce/reduce.h"
+#include "hccl/transport/tcp/conn.h"
+
+#include "hostrt_stub.h"
+#include "unit_check.h"
+
+// No reduction here: a stand-in for csrc/hccl/reduce that the connections never call.
+void hccl::reduce(HcclDataType, HcclReduceOp, void *, const void *const *, int, size_t) { std::abort(); }
+
+namespace {
+
+using hccl::OpSig;
+using hccl::Transfer;
+using hccl::WaitError;
+using hccl::tcp::TcpConnection;
+
+constexpr int kSocks = 2;
+constexpr int kHeld = 16;  // TcpConnection::kHeldMsgs
+
+// Rank 0's connection to rank 1 and rank 1's to rank 0, over socket pairs.
+struct Pair {
+  std::unique_ptr<TcpConnection> tx, rx;
+  std::vector<int> rx_fds;  // rank 1's data sockets, to look for bytes on the wire
+};
+
+Pair make_pair() {
+  Pair p;
+  int ctrl[2];
+  socketpair(AF_UNIX, SOCK_STREAM, 0, ctrl);
+  std::vector<int> a, b;
+  for (int i = 0; i < kSocks; ++i) {
+    int sv[2];
+    socketpair(AF_UNIX, SOCK_STREAM, 0, sv);
+    a.push_back(sv[0]);
+    b.push_back(sv[1]);
+  }
+  p.rx_fds = b;
+  p.tx.reset(new TcpConnection(1, "rank 1 at test", ctrl[0], a, 1 << 16));
+  p.rx.reset(new TcpConnection(0, "rank 0 at test", ctrl[1], b, 1 << 16));
+  return p;
+}
+
+bool on_wire(const Pair &p) {
+  std::vector<pollfd> fds;
+  for (int fd : p.rx_fds) fds.push_back({fd, POLLIN, 0});
+  return poll(fds.data(), fds.size(), 0) > 0;
+}
+
+OpSig sig_of(uint64_t seq) {
+  OpSig s;
+  s.seq = seq;
+  s.kind = 5;
+  s.count = 8;
+  return s;
+}
+
+Transfer header(Transfer::Kind kind, int peer, uint64_t seq, bool lazy) {
+  Transfer t;
+  t.kind = kind;
+  t.peer = peer;
+  t.sig = sig_of(seq);
+  t.lazy = lazy;
+  return t;
+}
+
+// Progresses both sides until every transfer in `wait` completed (or a bounded number of
+// rounds passed); false on an error or when they did not.
+bool run(Pair &p, const std::vector<Transfer *> &wait, WaitError *err) {
+  for (int round = 0; round < 100000; ++round) {
+    bool moved = false;
+    if (p.tx->progress(&moved, err) != HCCL_SUCCESS || p.rx->progress(&moved, err) != HCCL_SUCCESS)
+      return false;
+    bool all = true;
+    for (const Transfer *t : wait) all = all && t->complete;
+    if (all) return true;
+    if (!moved) usleep(100);
+  }
+  return false;
+}
+
+// Rank 1 receives headers first..last (header-only), in order.
+bool receive_headers(Pair &p, uint64_t first, uint64_t last, WaitError *err) {
+  std::deque<Transfer> recvs;
+  std::vector<Transfer *> wait;
+  for (uint64_t s = first; s <= last; ++s) {
+    recvs.push_back(header(Transfer::kRecv, 0, s, false));
+    p.rx->post(&recvs.back());
+    wait.push_back(&recvs.back());
+  }
+  return run(p, wait, err);
+}
+
+void held_until_flush() {
+  Pair p = make_pair();
+  std::deque<Transfer> sends;
+  for (uint64_t s = 1; s <= 5; ++s) {
+    sends.push_back(header(Transfer::kSend, 1, s, true));
+    p.tx->post(&sends.back());
+    EXPECT(sends.back().complete, "lazy send %llu did not complete at once", (unsigned long long)s);
+  }
+  EXPECT(p.tx->holds(), "five lazy headers: nothing held");
+  bool moved = false;
+  WaitError err;
+  p.tx->progress(&moved, &err);  // progress alone does not send them
+  EXPECT(!on_wire(p), "held headers went out before a flush");
+  p.tx->flush();
+  EXPECT(!p.tx->holds(), "still held after flush()");
+  EXPECT(on_wire(p), "flush() sent nothing");
+  EXPECT(receive_headers(p, 1, 5, &err), "headers 1-5 after a flush: %s", err.what.c_str());
+}
+
+void taken_along_by_a_message() {
+  Pair p = make_pair();
+  std::deque<Transfer> sends;
+  for (uint64_t s = 1; s <= 3; ++s) {
+    sends.push_back(header(Transfer::kSend, 1, s, true));
+    p.tx->post(&sends.back());
+  }
+  EXPECT(!on_wire(p), "three held headers on the wire");
+  // A message of collective 4: the receiver takes the held ones first, on their sockets.
+  std::vector<float> data(1000), got(1000);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i) * 0.5f;
+  Transfer msg = header(Transfer::kSend, 1, 4, false);
+  msg.src = reinterpret_cast<const char *>(data.data());
+  msg.bytes = data.size() * sizeof(float);
+  p.tx->post(&msg);
+  EXPECT(!msg.complete, "a message completed at post");
+  WaitError err;
+  std::deque<Transfer> recvs;
+  std::vector<Transfer *> wait{&msg};
+  for (uint64_t s = 1; s <= 3; ++s) {
+    recvs.push_back(header(Transfer::kRecv, 0, s, false));
+    p.rx->post(&recvs.back());
+    wait.push_back(&recvs.back());
+  }
+  Transfer in = header(Transfer::kRecv, 0, 4, false);
+  in.dst = reinterpret_cast<char *>(got.data());
+  in.bytes = got.size() * sizeof(float);
+  p.rx->post(&in);
+  wait.push_back(&in);
+  EXPECT(run(p, wait, &err), "headers and message: %s", err.what.c_str());
+  EXPECT(got == data, "the message's payload differs");
+  EXPECT(!p.tx->holds(), "held after the message went");
+}
+
+void sent_at_the_limit() {
+  Pair p = make_pair();
+  std::deque<Transfer> sends;
+  // Message i goes on socket i % kSocks: kHeld on socket 0 is the 2 kHeld - 1st.
+  for (uint64_t s = 1; s < 2 * kHeld - 1; ++s) {
+    sends.push_back(header(Transfer::kSend, 1, s, true));
+    p.tx->post(&sends.back());
+  }
+  EXPECT(!on_wire(p), "%d held headers on the wire", 2 * kHeld - 2);
+  sends.push_back(header(Transfer::kSend, 1, 2 * kHeld - 1, true));
+  p.tx->post(&sends.back());
+  EXPECT(on_wire(p), "%d headers on one socket did not go out", kHeld);
+  EXPECT(p.tx->holds(), "the other socket's headers went out too");
+  p.tx->flush();
+  WaitError err;
+  EXPECT(receive_headers(p, 1, 2 * kHeld - 1, &err), "headers after the limit: %s", err.what.c_str());
+}
+
+void not_held_behind_a_message() {
+  Pair p = make_pair();
+  // A message larger than the socket pair holds stays in its socket's queue.
+  std::vector<char> big(8 << 20, 7), got(big.size());
+  Transfer msg = header(Transfer::kSend, 1, 1, false);
+  msg.src = big.data();
+  msg.bytes = big.size();
+  p.tx->post(&msg);
+  bool moved = false;
+  WaitError err;
+  p.tx->progress(&moved, &err);
+  Transfer other = header(Transfer::kSend, 1, 2, true);  // socket 1: held
+  p.tx->post(&other);
+  Transfer behind = header(Transfer::kSend, 1, 3, true);  // socket 0, behind the message
+  p.tx->post(&behind);
+  EXPECT(other.complete, "a lazy header on an idle socket was not held");
+  EXPECT(!behind.complete, "a lazy header behind a message in flight was held");
+  std::deque<Transfer> recvs;
+  recvs.push_back(header(Transfer::kRecv, 0, 1, false));
+  recvs.back().dst = got.data();
+  recvs.back().bytes = got.size();
+  recvs.push_back(header(Transfer::kRecv, 0, 2, false));
+  recvs.push_back(header(Transfer::kRecv, 0, 3, false));
+  std::vector<Transfer *> wait{&msg, &behind};
+  for (Transfer &t : recvs) {
+    p.rx->post(&t);
+    wait.push_back(&t);
+  }
+  EXPECT(run(p, wait, &err), "message and headers: %s", err.what.c_str());
+  EXPECT(got == big, "the message's payload differs");
+}
+
+void cleared() {
+  Pair p = make_pair();
+  Transfer t = header(Transfer::kSend, 1, 1, true);
+  p.tx->post(&t);
+  EXPECT(p.tx->holds(), "nothing held");
+  p.tx->clear();
+  EXPECT(!p.tx->holds(), "held after clear()");
+  p.tx->flush();
+  EXPECT(!on_wire(p), "a cleared header went out");
+}
+
+}  // namespace
+
+int main() {
+  held_until_flush();
+  taken_along_by_a_message();
+  sent_at_the_limit();
+  not_held_behind_a_message();
+  cleared();
+  if (g_fail != 0) {
+    std::fprintf(stderr, "%d of %d checks failed\n", g_fail.load(), g_checks.load());
+    return 1;
+  }
+  std::printf("tcp hold ok\n");
+  return 0;
+}
