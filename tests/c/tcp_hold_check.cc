@@ -5,7 +5,7 @@
 // socket; then the receiver takes them, in order, each checked against what it
 // expects (signature, CRC trailer). A lazy send behind a message still going out is
 // not held; clear() drops what is held. Prints "tcp hold ok". Built by
-// tests/c/test_c_tcp_conn.py.
+// tests/c/test_c_tcp.py.
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -108,14 +108,20 @@ bool receive_headers(Pair &p, uint64_t first, uint64_t last, WaitError *err) {
   return run(p, wait, err);
 }
 
+// Rank 0 posts lazy header-only sends of collectives first..last.
+void post_lazy(Pair &p, std::deque<Transfer> *sends, uint64_t first, uint64_t last) {
+  for (uint64_t s = first; s <= last; ++s) {
+    sends->push_back(header(Transfer::kSend, 1, s, true));
+    p.tx->post(&sends->back());
+  }
+}
+
 void held_until_flush() {
   Pair p = make_pair();
   std::deque<Transfer> sends;
-  for (uint64_t s = 1; s <= 5; ++s) {
-    sends.push_back(header(Transfer::kSend, 1, s, true));
-    p.tx->post(&sends.back());
-    EXPECT(sends.back().complete, "lazy send %llu did not complete at once", (unsigned long long)s);
-  }
+  post_lazy(p, &sends, 1, 5);
+  for (const Transfer &t : sends)
+    EXPECT(t.complete, "lazy send %llu did not complete at once", (unsigned long long)t.sig.seq);
   EXPECT(p.tx->holds(), "five lazy headers: nothing held");
   bool moved = false;
   WaitError err;
@@ -130,10 +136,7 @@ void held_until_flush() {
 void taken_along_by_a_message() {
   Pair p = make_pair();
   std::deque<Transfer> sends;
-  for (uint64_t s = 1; s <= 3; ++s) {
-    sends.push_back(header(Transfer::kSend, 1, s, true));
-    p.tx->post(&sends.back());
-  }
+  post_lazy(p, &sends, 1, 3);
   EXPECT(!on_wire(p), "three held headers on the wire");
   // A message of collective 4: the receiver takes the held ones first, on their sockets.
   std::vector<float> data(1000), got(1000);
@@ -165,13 +168,9 @@ void sent_at_the_limit() {
   Pair p = make_pair();
   std::deque<Transfer> sends;
   // Message i goes on socket i % kSocks: kHeld on socket 0 is the 2 kHeld - 1st.
-  for (uint64_t s = 1; s < 2 * kHeld - 1; ++s) {
-    sends.push_back(header(Transfer::kSend, 1, s, true));
-    p.tx->post(&sends.back());
-  }
+  post_lazy(p, &sends, 1, 2 * kHeld - 2);
   EXPECT(!on_wire(p), "%d held headers on the wire", 2 * kHeld - 2);
-  sends.push_back(header(Transfer::kSend, 1, 2 * kHeld - 1, true));
-  p.tx->post(&sends.back());
+  post_lazy(p, &sends, 2 * kHeld - 1, 2 * kHeld - 1);
   EXPECT(on_wire(p), "%d headers on one socket did not go out", kHeld);
   EXPECT(p.tx->holds(), "the other socket's headers went out too");
   p.tx->flush();

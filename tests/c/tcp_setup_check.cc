@@ -5,7 +5,7 @@
 // (that socket's challenge differs) and set-up still completes; that no byte
 // either way holds the job secret; and that a listener which cannot prove
 // the secret is not taken for the peer. Prints "tcp setup ok". Built by
-// tests/c/test_c_tcp_setup.py.
+// tests/c/test_c_tcp.py.
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
