@@ -4,7 +4,8 @@
 // the wire until flush(), a message posted after it, or kHeldMsgs of them on one
 // socket; then the receiver takes them, in order, each checked against what it
 // expects (signature, CRC trailer). A lazy send behind a message still going out is
-// not held; clear() drops what is held. Prints "tcp hold ok". Built by
+// not held; clear() drops what is held. A message's header waits for its payload
+// unless flushed. Prints "tcp hold ok". Built by
 // tests/c/test_c_tcp.py.
 #include <poll.h>
 #include <sys/socket.h>
@@ -210,6 +211,52 @@ void not_held_behind_a_message() {
   EXPECT(got == big, "the message's payload differs");
 }
 
+// Whether the connection asks poll() to wake it when a socket can take more.
+bool wants_out(TcpConnection &c) {
+  std::vector<pollfd> fds;
+  c.poll_fds(&fds);
+  for (const pollfd &f : fds)
+    if (f.events & POLLOUT) return true;
+  return false;
+}
+
+// A message's header waits for the first of its payload (TcpConnection::header_waits):
+// nothing on the wire, and no POLLOUT to wake a sleeping engine, until the data is
+// produced or flush() (the engine about to sleep) lets the header go alone.
+void header_waits_for_payload(bool flushed) {
+  Pair p = make_pair();
+  std::vector<float> data(256), got(256);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i) + 0.25f;
+  Transfer producer;  // stands for the step that computes the payload
+  producer.bytes = data.size() * sizeof(float);
+  hccl::Region region;
+  region.add(&producer);
+  Transfer msg = header(Transfer::kSend, 1, 1, false);
+  msg.src = reinterpret_cast<const char *>(data.data());
+  msg.bytes = producer.bytes;
+  msg.dep = &region;
+  p.tx->post(&msg);
+  bool moved = false;
+  WaitError err;
+  p.tx->progress(&moved, &err);
+  EXPECT(!on_wire(p), "a header went out before any of its payload was ready");
+  EXPECT(!wants_out(*p.tx), "a header waiting for its payload asks for POLLOUT");
+  if (flushed) {
+    p.tx->flush();
+    EXPECT(wants_out(*p.tx), "after flush() the waiting header does not ask to go");
+    p.tx->progress(&moved, &err);
+    EXPECT(on_wire(p), "after flush() the header stayed back");
+  }
+  producer.done = producer.bytes;
+  producer.complete = true;
+  Transfer in = header(Transfer::kRecv, 0, 1, false);
+  in.dst = reinterpret_cast<char *>(got.data());
+  in.bytes = got.size() * sizeof(float);
+  p.rx->post(&in);
+  EXPECT(run(p, {&msg, &in}, &err), "the message once its payload was ready: %s", err.what.c_str());
+  EXPECT(got == data, "the message's payload differs");
+}
+
 void cleared() {
   Pair p = make_pair();
   Transfer t = header(Transfer::kSend, 1, 1, true);
@@ -228,6 +275,8 @@ int main() {
   taken_along_by_a_message();
   sent_at_the_limit();
   not_held_behind_a_message();
+  header_waits_for_payload(false);
+  header_waits_for_payload(true);
   cleared();
   if (g_fail != 0) {
     std::fprintf(stderr, "%d of %d checks failed\n", g_fail.load(), g_checks.load());

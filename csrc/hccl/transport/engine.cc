@@ -62,7 +62,7 @@ class Engine::Batch : public WaitFor {
   void poll_fds(std::vector<pollfd> *fds) override {
     for (Connection *c : e_.active_) c->poll_fds(fds);
   }
-  void before_sleep() override { e_.flush_held(); }
+  void before_sleep() override { e_.before_sleep(); }
   bool stalled(int64_t stalled_ns, WaitError *err) override {
     if (wait_peer_ < 0 || stalled_ns < kSendStallNs) return false;
     if (!published_) e_.hub->publish_send_wait(wait_peer_);
@@ -147,7 +147,7 @@ class Engine::Drain : public WaitFor {
   void poll_fds(std::vector<pollfd> *fds) override {
     for (Connection *c : e_.active_) c->poll_fds(fds);
   }
-  void before_sleep() override { e_.flush_held(); }
+  void before_sleep() override { e_.before_sleep(); }
   // Headers of operations kLaterOps back (comm/exec.cc): this rank is ahead,
   // and with held headers (which come in batches) often so.
   bool patient() const override { return !flush_; }
@@ -252,6 +252,11 @@ void Engine::add_later_conns() {
 void Engine::flush_held() {
   for (Connection *c : held_) c->flush();
   held_since_ns_ = 0;
+}
+
+void Engine::before_sleep() {
+  flush_held();
+  for (Connection *c : active_) c->flush();
 }
 
 void Engine::prune_held() {

@@ -125,6 +125,9 @@ class Engine {
   // the connections that hold none any more.
   void flush_held();
   void prune_held();
+  // Before a wait sleeps: the held headers, and the headers that wait for
+  // their payload (TcpConnection::header_waits), go out.
+  void before_sleep();
 
   const int rank_;
   const int nranks_;

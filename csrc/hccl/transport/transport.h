@@ -227,7 +227,8 @@ class Connection {
   // Forgets queued transfers (the engine gave up on them), and held headers.
   virtual void clear() = 0;
   // Held `lazy` headers (Transfer::lazy): whether some have not gone out yet;
-  // flush() sends them now, or (when the socket is full) at the next progress.
+  // flush() sends them now, or (when the socket is full) at the next progress,
+  // and lets headers that wait for their payload go alone (TCP).
   virtual bool holds() const { return false; }
   virtual void flush() {}
   // File descriptors to poll while waiting for this connection (TCP); the

@@ -113,8 +113,10 @@ bool TcpConnection::holds() const {
 }
 
 void TcpConnection::flush() {
-  for (Sock &s : socks_)
+  for (Sock &s : socks_) {
     if (s.holds()) flush_sock(s);
+    if (!s.sends.empty()) s.bare = true;
+  }
 }
 
 void TcpConnection::flush_sock(Sock &s) {
@@ -239,6 +241,7 @@ HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
       if (ready == t->bytes && t->bytes - s.tx_crc_at <= kCrcWindow) sum_sent(s, *t, t->bytes);
       if (s.tx_crc_at < t->bytes) ready = std::min(ready, t->done + kCrcWindow);
     }
+    if (header_waits(s, *t)) return HCCL_SUCCESS;
     iovec iov[3];
     int n = 0;
     if (s.tx_hdr_sent < sizeof(MsgHeader))
@@ -271,9 +274,14 @@ HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
       continue;
     t->complete = true;
     s.sends.pop_front();
+    s.bare = false;
     if (expects_large(s)) net::quick_ack(s.fd);
   }
   return HCCL_SUCCESS;
+}
+
+bool TcpConnection::header_waits(const Sock &s, const Transfer &t) {
+  return !s.bare && s.tx_hdr_sent == 0 && t.bytes > 0 && t.input_ready() == 0;
 }
 
 void TcpConnection::sum_sent(Sock &s, const Transfer &t, size_t upto) {
@@ -421,7 +429,8 @@ void TcpConnection::poll_fds(std::vector<pollfd> *fds) {
       ev |= POLLOUT;
     } else if (!s.sends.empty()) {
       const Transfer *t = s.sends.front();
-      if (!t->started || s.tx_hdr_sent < sizeof(MsgHeader) || t->input_ready() > t->done ||
+      const bool header_due = !t->started || s.tx_hdr_sent < sizeof(MsgHeader);
+      if ((header_due && !(t->started && header_waits(s, *t))) || t->input_ready() > t->done ||
           (crc_ && t->done == t->bytes))  // the trailer is still to go
         ev |= POLLOUT;
     }

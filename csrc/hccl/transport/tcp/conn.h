@@ -67,7 +67,17 @@ class TcpConnection final : public Connection {
     int held_msgs = 0;
     bool flushing = false;
     bool holds() const { return held_sent < held.size(); }
+    // The front send's header may go before any of its payload is ready
+    // (set before the engine sleeps; see header_waits).
+    bool bare = false;
   };
+  // A message's header waits for the first of its payload: sent alone, it
+  // costs a system call here and a wake-up and a read at the receiver, who
+  // can do nothing with it (as on shared memory, which never sends a header
+  // alone). Before the engine sleeps, flush() lets such headers go, so that a
+  // peer still learns of a mismatched operation (its signature) without
+  // waiting for data that may never come.
+  static bool header_waits(const Sock &s, const Transfer &t);
   // The signature check's headers to a peer that only takes them `later`
   // (Reduce's check parent, algo/ctx.h) each cost a message, and a system
   // call and a wake-up of every host they cross: while operations are queued
