@@ -79,6 +79,15 @@ Across across_hosts(const Ctx &x, size_t bytes) {
   return bytes >= x.comm.tuning.chain_min ? Across::kChain : Across::kStar;
 }
 
+// What the debug log names the tree (Ctx::algo).
+const char *tree_name(bool chain, bool across, Across shape, const char *in_host) {
+  return chain ? "chain"
+         : !across ? in_host
+         : shape == Across::kChain ? "hosts:chain"
+         : shape == Across::kBinomial ? "hosts:binomial"
+                                      : "hosts:star";
+}
+
 HcclResult tree_broadcast(Ctx &x) {
   char *buf = x.out;
   const int root = x.root;
@@ -87,11 +96,7 @@ HcclResult tree_broadcast(Ctx &x) {
   // Across hosts never a flat fan-out to every rank: one message per host.
   const bool across = x.multi_host() && !chain;
   const Across shape = across_hosts(x, bytes);
-  x.algo = chain ? "chain"
-           : !across ? (x.n <= kFlatRanks ? "flat" : "star")
-           : shape == Across::kChain ? "hosts:chain"
-           : shape == Across::kBinomial ? "hosts:binomial"
-                                        : "hosts:star";
+  x.algo = tree_name(chain, across, shape, x.n <= kFlatRanks ? "flat" : "star");
   if (!chain && !across && x.n <= kFlatRanks)  // one step
     return rooted_exchange(
         x, root, true, [&](Batch &b, int p) { b.send(p, buf, bytes); },
@@ -111,7 +116,10 @@ HcclResult tree_reduce(Ctx &x) {
   char *out = x.out;
   const int root = x.root;
   const size_t bytes = x.count * x.es;
-  Tree t = make_tree(x, root, bytes >= x.comm.tuning.chain_min, across_hosts(x, bytes), true);
+  const bool chain = bytes >= x.comm.tuning.chain_min;
+  const Across shape = across_hosts(x, bytes);
+  x.algo = tree_name(chain, x.multi_host() && !chain, shape, "star");
+  Tree t = make_tree(x, root, chain, shape, true);
   char *acc = x.me == root ? out : t.children.empty() ? nullptr : x.comm.scratch(0, bytes);
   Batch b(x);
   signature_check(x, b, [&](int p) { return t.has_child(p); }, [&](int p) { return p == t.parent; });
