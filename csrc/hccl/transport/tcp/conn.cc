@@ -93,9 +93,14 @@ void TcpConnection::clear() {
   }
 }
 
-void TcpConnection::hold(Sock &s, const Transfer &t) {
+MsgHeader TcpConnection::wire_header(const Transfer &t) const {
   MsgHeader h = make_header(t);
   if (crc_) h.flags |= kMsgCrc;
+  return h;
+}
+
+void TcpConnection::hold(Sock &s, const Transfer &t) {
+  const MsgHeader h = wire_header(t);
   const char *p = reinterpret_cast<const char *>(&h);
   s.held.insert(s.held.end(), p, p + sizeof(h));
   if (crc_) {
@@ -225,8 +230,7 @@ HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
   while (!s.sends.empty()) {
     Transfer *t = s.sends.front();
     if (!t->started) {
-      s.tx_hdr = make_header(*t);
-      if (crc_) s.tx_hdr.flags |= kMsgCrc;
+      s.tx_hdr = wire_header(*t);
       s.tx_hdr_sent = 0;
       s.tx_crc = crc_ ? common::crc32c(0, &s.tx_hdr, sizeof(MsgHeader)) : 0;
       s.tx_crc_at = 0;

@@ -86,6 +86,8 @@ class TcpConnection final : public Connection {
   // them before it sleeps, after Engine::kHoldNs, and when the stream has no
   // next operation of this communicator.
   static constexpr int kHeldMsgs = 16;
+  // A send's header as it goes out, held or not (with kMsgCrc when summed).
+  MsgHeader wire_header(const Transfer &t) const;
   void hold(Sock &s, const Transfer &t);
   void flush_sock(Sock &s);  // sends s's held headers now, what the socket takes
   HcclResult send_held(Sock &s, bool *moved, WaitError *err);
