@@ -1,12 +1,14 @@
-// The TCP connection's held headers (Transfer::lazy, csrc/hccl/transport/tcp/conn.cc)
+// The TCP connection's held messages (Transfer::lazy, csrc/hccl/transport/tcp/conn.cc)
 // on their own: two TcpConnections over socket pairs, one sending, one receiving,
 // without the engine. A lazy header-only send completes at once and nothing reaches
 // the wire until flush(), a message posted after it, or kHeldMsgs of them on one
 // socket; then the receiver takes them, in order, each checked against what it
-// expects (signature, CRC trailer). A lazy send behind a message still going out is
-// not held; clear() drops what is held. A message's header waits for its payload
-// unless flushed. Prints "tcp hold ok". Built by
-// tests/c/test_c_tcp.py.
+// expects (signature, CRC trailer). A lazy header behind a message still going out
+// is not held; clear() drops what is held. Small lazy data sends are held too, with
+// a copy of their payload, once all of it is ready, also behind other messages
+// (until then they wait, without asking poll() for POLLOUT), up to kHeldBytes on a
+// socket; larger ones go as any message. A message's header waits for its payload unless
+// flushed. Prints "tcp hold ok". Built by tests/c/test_c_tcp.py.
 #include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -35,6 +37,7 @@ using hccl::tcp::TcpConnection;
 
 constexpr int kSocks = 2;
 constexpr int kHeld = 16;  // TcpConnection::kHeldMsgs
+constexpr size_t kHeldPayload = 1024, kHeldBytes = 8192;  // TcpConnection's
 
 // Rank 0's connection to rank 1 and rank 1's to rank 0, over socket pairs.
 struct Pair {
@@ -63,6 +66,15 @@ bool on_wire(const Pair &p) {
   std::vector<pollfd> fds;
   for (int fd : p.rx_fds) fds.push_back({fd, POLLIN, 0});
   return poll(fds.data(), fds.size(), 0) > 0;
+}
+
+// Whether the connection asks poll() to wake it when a socket can take more.
+bool wants_out(TcpConnection &c) {
+  std::vector<pollfd> fds;
+  c.poll_fds(&fds);
+  for (const pollfd &f : fds)
+    if (f.events & POLLOUT) return true;
+  return false;
 }
 
 OpSig sig_of(uint64_t seq) {
@@ -211,14 +223,158 @@ void not_held_behind_a_message() {
   EXPECT(got == big, "the message's payload differs");
 }
 
-// Whether the connection asks poll() to wake it when a socket can take more.
-bool wants_out(TcpConnection &c) {
-  std::vector<pollfd> fds;
-  c.poll_fds(&fds);
-  for (const pollfd &f : fds)
-    if (f.events & POLLOUT) return true;
-  return false;
+// A lazy data send of `bytes` from `src`, of collective `seq`.
+Transfer lazy_data(uint64_t seq, const std::vector<char> &src) {
+  Transfer t = header(Transfer::kSend, 1, seq, true);
+  t.src = src.data();
+  t.bytes = src.size();
+  return t;
 }
+
+// Small lazy data sends complete at once with their payload copied: changing the
+// source afterwards changes nothing received. They go out at flush_held().
+void small_data_held() {
+  Pair p = make_pair();
+  std::deque<std::vector<char>> data;
+  std::deque<Transfer> sends;
+  for (uint64_t s = 1; s <= 5; ++s) {
+    data.emplace_back(s * 100, static_cast<char>(s));
+    sends.push_back(lazy_data(s, data.back()));
+    p.tx->post(&sends.back());
+    EXPECT(sends.back().complete, "a lazy %llu-byte send did not complete at once",
+           (unsigned long long)(s * 100));
+  }
+  EXPECT(p.tx->holds_data(), "five small lazy sends: no data held");
+  std::deque<std::vector<char>> want = data;
+  for (auto &d : data) d.assign(d.size(), 'x');  // the caller reuses its buffers
+  bool moved = false;
+  WaitError err;
+  p.tx->progress(&moved, &err);
+  EXPECT(!on_wire(p), "held data went out before a flush");
+  p.tx->flush_held();
+  EXPECT(!p.tx->holds() && !p.tx->holds_data(), "still held after flush_held()");
+  std::deque<std::vector<char>> got;
+  std::deque<Transfer> recvs;
+  std::vector<Transfer *> wait;
+  for (uint64_t s = 1; s <= 5; ++s) {
+    got.emplace_back(s * 100, 0);
+    recvs.push_back(header(Transfer::kRecv, 0, s, false));
+    recvs.back().dst = got.back().data();
+    recvs.back().bytes = got.back().size();
+    p.rx->post(&recvs.back());
+    wait.push_back(&recvs.back());
+  }
+  EXPECT(run(p, wait, &err), "held data after a flush: %s", err.what.c_str());
+  EXPECT(got == want, "held payloads arrived changed");
+}
+
+// A small lazy send whose data is still being produced waits for it (no POLLOUT),
+// then is held; one larger than kHeldPayload goes out as any message, taking the
+// held ones along.
+void data_held_when_ready() {
+  Pair p = make_pair();
+  std::vector<char> small(kHeldPayload, 's'), large(kHeldPayload + 64, 'l');
+  Transfer producer;  // stands for the step that computes the small payload
+  producer.bytes = small.size();
+  hccl::Region region;
+  region.add(&producer);
+  Transfer first = lazy_data(1, small);
+  first.dep = &region;
+  p.tx->post(&first);
+  bool moved = false;
+  WaitError err;
+  p.tx->progress(&moved, &err);
+  EXPECT(!first.complete, "a lazy send completed before its data was ready");
+  EXPECT(!wants_out(*p.tx), "a lazy send waiting for its data asks for POLLOUT");
+  producer.done = producer.bytes;
+  producer.complete = true;
+  p.tx->progress(&moved, &err);
+  EXPECT(first.complete && p.tx->holds_data(), "a lazy send was not held once its data was ready");
+  EXPECT(!on_wire(p), "held data on the wire");
+  Transfer second = lazy_data(2, large);  // socket 1
+  Transfer third = lazy_data(3, large);   // socket 0, behind nothing: the held one goes first
+  p.tx->post(&second);
+  p.tx->post(&third);
+  EXPECT(!second.complete && !third.complete, "a lazy send above kHeldPayload was held");
+  std::vector<char> got1(small.size()), got2(large.size()), got3(large.size());
+  std::deque<Transfer> recvs;
+  std::vector<char> *dsts[] = {&got1, &got2, &got3};
+  std::vector<Transfer *> wait{&second, &third};
+  for (uint64_t s = 1; s <= 3; ++s) {
+    recvs.push_back(header(Transfer::kRecv, 0, s, false));
+    recvs.back().dst = dsts[s - 1]->data();
+    recvs.back().bytes = dsts[s - 1]->size();
+    p.rx->post(&recvs.back());
+    wait.push_back(&recvs.back());
+  }
+  EXPECT(run(p, wait, &err), "held and larger messages: %s", err.what.c_str());
+  EXPECT(got1 == small && got2 == large && got3 == large, "the payloads differ");
+}
+
+// A small lazy data send behind a message still going out is held once that message
+// went: complete, and on the wire only after flush_held().
+void data_held_behind_a_message() {
+  Pair p = make_pair();
+  std::vector<char> big(8 << 20, 7), got(big.size()), small(100, 's'), got_small(100);
+  Transfer msg = header(Transfer::kSend, 1, 1, false);  // socket 0
+  msg.src = big.data();
+  msg.bytes = big.size();
+  p.tx->post(&msg);
+  Transfer hdr = header(Transfer::kSend, 1, 2, true);  // socket 1: held
+  p.tx->post(&hdr);
+  Transfer data = lazy_data(3, small);  // socket 0, behind the message
+  p.tx->post(&data);
+  EXPECT(!data.complete, "a lazy send behind a message in flight completed at post");
+  Transfer in = header(Transfer::kRecv, 0, 1, false);
+  in.dst = got.data();
+  in.bytes = got.size();
+  p.rx->post(&in);
+  WaitError err;
+  EXPECT(run(p, {&msg, &in, &data}, &err), "the message: %s", err.what.c_str());
+  EXPECT(got == big, "the message's payload differs");
+  EXPECT(p.tx->holds_data(), "the lazy send behind the message was not held");
+  p.tx->flush_held();
+  Transfer in_hdr = header(Transfer::kRecv, 0, 2, false), in_small = header(Transfer::kRecv, 0, 3, false);
+  in_small.dst = got_small.data();
+  in_small.bytes = got_small.size();
+  p.rx->post(&in_hdr);
+  p.rx->post(&in_small);
+  EXPECT(run(p, {&in_hdr, &in_small}, &err), "held after the message: %s", err.what.c_str());
+  EXPECT(got_small == small, "the held payload differs");
+}
+
+// At most kHeldBytes wait on a socket: the send that reaches it sends them all.
+void data_sent_at_the_byte_limit() {
+  Pair p = make_pair();
+  std::vector<char> block(kHeldPayload, 'b');
+  const size_t per = sizeof(hccl::MsgHeader) + kHeldPayload + sizeof(uint32_t);
+  const int fit = static_cast<int>((kHeldBytes + per - 1) / per);  // sends on socket 0 that reach it
+  std::deque<Transfer> sends;
+  for (int i = 1; i <= 2 * fit - 2; ++i) {
+    sends.push_back(lazy_data(i, block));
+    p.tx->post(&sends.back());
+  }
+  EXPECT(!on_wire(p), "%d held sends on the wire", 2 * fit - 2);
+  sends.push_back(lazy_data(2 * fit - 1, block));
+  p.tx->post(&sends.back());
+  EXPECT(on_wire(p), "%zu held bytes on one socket did not go out", fit * per);
+  p.tx->flush_held();
+  std::deque<std::vector<char>> got;
+  std::deque<Transfer> recvs;
+  std::vector<Transfer *> wait;
+  for (int i = 1; i <= 2 * fit - 1; ++i) {
+    got.emplace_back(block.size(), 0);
+    recvs.push_back(header(Transfer::kRecv, 0, i, false));
+    recvs.back().dst = got.back().data();
+    recvs.back().bytes = block.size();
+    p.rx->post(&recvs.back());
+    wait.push_back(&recvs.back());
+  }
+  WaitError err;
+  EXPECT(run(p, wait, &err), "sends past the byte limit: %s", err.what.c_str());
+  for (const auto &g : got) EXPECT(g == block, "a payload differs");
+}
+
 
 // A message's header waits for the first of its payload (TcpConnection::header_waits):
 // nothing on the wire, and no POLLOUT to wake a sleeping engine, until the data is
@@ -275,6 +431,10 @@ int main() {
   taken_along_by_a_message();
   sent_at_the_limit();
   not_held_behind_a_message();
+  small_data_held();
+  data_held_when_ready();
+  data_held_behind_a_message();
+  data_sent_at_the_byte_limit();
   header_waits_for_payload(false);
   header_waits_for_payload(true);
   cleared();

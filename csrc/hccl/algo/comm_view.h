@@ -30,9 +30,17 @@ struct CommView {
   size_t (*live_comms)() = nullptr;
 
   // Whether the stream's task after the running one is an operation of this
-  // communicator (its tasks carry their CommView as tag, comm/exec.cc): it
-  // runs next, so what the running one leaves to finish can wait for it.
-  bool next_queued() const { return hostrt::next_task_tag() == this; }
+  // communicator (its tasks carry their CommView as tag, comm/exec.cc) and
+  // no operation was enqueued on another stream since the running one: it
+  // runs next, so what the running one leaves to finish can wait for it. (An
+  // operation on another stream could wait there for what this rank holds
+  // back: a task of another communicator in front of it, say.)
+  bool next_queued() const {
+    return hostrt::next_task_tag() == this && switched_at.load(std::memory_order_relaxed) <= running_ticket;
+  }
+  uint64_t running_ticket = 0;  // the running operation's (set by the turn's holder)
+  // The last ticket enqueued on another stream than the one before it.
+  std::atomic<uint64_t> switched_at{0};
 
   // Scratch memory of the running operation (operations of a communicator
   // run one at a time): kept between operations, so that large temporary

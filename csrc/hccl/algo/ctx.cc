@@ -208,10 +208,7 @@ void Batch::recv_header_later(int peer) {
   xfers_.back().later = true;
 }
 
-void Batch::send_header(int peer) {
-  add(Transfer::kSend, peer, nullptr, nullptr, 0, Dep{});
-  xfers_.back().lazy = x_.next_queued();
-}
+void Batch::send_header(int peer) { add(Transfer::kSend, peer, nullptr, nullptr, 0, Dep{}); }
 
 const Region *Batch::recv_reduce(int peer, const void *src, void *dst, size_t bytes, Dep dep) {
   return add(Transfer::kRecvReduce, peer, static_cast<const char *>(src), static_cast<char *>(dst),
@@ -219,6 +216,10 @@ const Region *Batch::recv_reduce(int peer, const void *src, void *dst, size_t by
 }
 
 HcclResult Batch::run() {
+  // Sends the connection may hold back (Transfer::lazy): it decides which.
+  if (!blocking_send && x_.next_queued())
+    for (Transfer &t : xfers_)
+      if (t.kind == Transfer::kSend) t.lazy = true;
   HcclResult rc = x_.eng.run(ptrs_.data(), ptrs_.size(), &x_.err, blocking_send);
   ptrs_.clear();
   xfers_.clear();

@@ -82,11 +82,11 @@ class Batch {
   // later batches, or when the operation ends and the next one on its
   // stream is not of this communicator (comm/exec.cc, Engine::drain).
   void recv_header_later(int peer);
-  // The header-only send a recv_header_later takes: held back, to go out
-  // with the next ones, while this communicator's next operation is queued
-  // behind this one (Transfer::lazy).
+  // The header-only send a recv_header_later takes.
   void send_header(int peer);
   // Runs everything posted so far to completion; then the batch is empty.
+  // While this communicator's next operation is queued behind this one, its
+  // sends may be held back (Transfer::lazy).
   HcclResult run();
 
   OpSig sig;  // stamped on what is posted next (the op's, unless changed)

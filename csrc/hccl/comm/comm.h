@@ -51,6 +51,7 @@ class Comm : public CommView {
   std::mutex mu;
   std::condition_variable cv;
   uint64_t next_ticket = 0;  // handed out at enqueue
+  const void *last_stream = nullptr;  // of the last ticket (switched_at)
   uint64_t turn = 0;         // ticket allowed to run now
   int in_flight = 0;         // enqueued, not yet finished
   bool destroyed = false;

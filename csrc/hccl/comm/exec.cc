@@ -149,6 +149,7 @@ aclError run_op(Comm &c, const OpDesc &op, uint64_t ticket) {
     finish(c, ticket, true);
     return acl_code(prior, AclUse::kTask);
   }
+  c.running_ticket = ticket;
   Ctx x(c, op);
   if (x.sig.seq != 0) c.engine->announce(x.sig);  // peers may run it inline now
   c.running_seq = x.sig.seq;
@@ -230,6 +231,10 @@ HcclResult comm_submit(const std::shared_ptr<Comm> &comm, hostrt::Stream *stream
   std::unique_lock<std::mutex> lock(comm->mu);
   guard->ticket = comm->next_ticket++;
   ++comm->in_flight;
+  if (stream != comm->last_stream) {
+    if (comm->last_stream != nullptr) comm->switched_at.store(guard->ticket, std::memory_order_relaxed);
+    comm->last_stream = stream;
+  }
   auto task = [guard]() {
     guard->ran = true;
     return run_op(*guard->comm, guard->op, guard->ticket);

@@ -42,6 +42,7 @@ class Engine::Batch : public WaitFor {
     if (rc != HCCL_SUCCESS) return rc;
     while (first_open_ < n_ && xfers_[first_open_]->complete) ++first_open_;
     *done = first_open_ == n_;
+    if (!*done) e_.flush_data();
     return HCCL_SUCCESS;
   }
   int blocker() const override { return xfers_[first_open_]->peer; }
@@ -128,6 +129,7 @@ class Engine::Drain : public WaitFor {
     e_.pop_later();
     if (flush_) e_.prune_held();
     *done = blocker() < 0;
+    if (!*done) e_.flush_data();
     return HCCL_SUCCESS;
   }
   int blocker() const override {
@@ -198,7 +200,15 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
     Batch batch(*this, own_.data(), own_.size(), blocking_send);
     rc = waiter_.wait(batch, err);
   }
-  if (rc != HCCL_SUCCESS) forget_active();
+  if (rc != HCCL_SUCCESS) {
+    forget_active();
+  } else {
+    for (Connection *c : active_)  // sends it held once their data was ready
+      if (c->holds() && std::find(held_.begin(), held_.end(), c) == held_.end()) {
+        if (held_since_ns_ == 0) held_since_ns_ = common::now_ns();
+        held_.push_back(c);
+      }
+  }
   pop_later();
   active_.clear();
   return rc;
@@ -232,6 +242,9 @@ HcclResult Engine::progress_active(bool *moved, WaitError *err) {
 }
 
 void Engine::forget_active() {
+  // What is held belongs to operations that completed here: a peer may still
+  // complete its part with it (best effort, what the sockets take now).
+  for (Connection *c : held_) c->flush_held();
   for (Connection *c : active_) c->clear();  // every kept receive's connection is among them
   for (Connection *c : held_) c->clear();
   for (auto &q : later_) q.clear();
@@ -252,6 +265,11 @@ void Engine::add_later_conns() {
 void Engine::flush_held() {
   for (Connection *c : held_) c->flush();
   held_since_ns_ = 0;
+}
+
+void Engine::flush_data() {
+  for (Connection *c : active_)
+    if (c->holds_data()) c->flush_held();
 }
 
 void Engine::before_sleep() {

@@ -39,7 +39,8 @@ class Engine {
   // batch completes without them, and every later run progresses them.
   // Sends marked `lazy` that a connection holds back complete at once
   // (Transfer::lazy); the engine sends them before it sleeps in a wait,
-  // once the oldest was held kHoldNs, and in drain(..., flush).
+  // once the oldest was held kHoldNs, and in drain(..., flush); data
+  // messages as soon as a wait has nothing to do (flush_data).
   HcclResult run(Transfer *const *xfers, size_t n, WaitError *err, bool blocking_send = false);
   // Waits until every kept `later` receive of collectives up to `seq` has
   // completed (their headers came in and matched), and with `flush` until
@@ -125,6 +126,10 @@ class Engine {
   // the connections that hold none any more.
   void flush_held();
   void prune_held();
+  // While a wait is not done: the held data messages go out (a peer may
+  // wait for them, and this rank may wait for that peer). Holding pays only
+  // where operations complete without waiting.
+  void flush_data();
   // Before a wait sleeps: the held headers, and the headers that wait for
   // their payload (TcpConnection::header_waits), go out.
   void before_sleep();

@@ -146,11 +146,13 @@ struct Transfer {
   // A header-only receive that may complete after its batch (Engine::run
   // keeps a copy; a later batch or Engine::drain completes it).
   bool later = false;
-  // A header-only send whose receiver posted it `later` (the signature check,
-  // algo/ctx.h), sent while this rank's next operation is queued behind this
-  // one: the connection may hold it back, to go out with the ones that follow
-  // in one system call (TCP), and then completes it at once; the batch does
-  // not wait for it (Engine::run).
+  // A send of an operation that this rank's next one is queued behind
+  // (algo/ctx.h): the connection may hold it back, to go out with the ones
+  // that follow in one system call (TCP), and then completes it at once; the
+  // batch does not wait for it (Engine::run). Header-only ones (the signature
+  // check's, whose receiver posted them `later`) may stay held while this
+  // rank waits; small data messages, which a receiver waits for, go out as
+  // soon as this rank waits for anything (Engine::flush_data).
   bool lazy = false;
 
   size_t done = 0;
@@ -226,10 +228,13 @@ class Connection {
   virtual void leave() {}
   // Forgets queued transfers (the engine gave up on them), and held headers.
   virtual void clear() = 0;
-  // Held `lazy` headers (Transfer::lazy): whether some have not gone out yet;
-  // flush() sends them now, or (when the socket is full) at the next progress,
-  // and lets headers that wait for their payload go alone (TCP).
+  // Held `lazy` messages (Transfer::lazy): whether some have not gone out
+  // yet, and whether some of those carry data; flush_held() sends them now,
+  // or (when the socket is full) at the next progress; flush() also lets
+  // headers that wait for their payload go alone (TCP).
   virtual bool holds() const { return false; }
+  virtual bool holds_data() const { return false; }
+  virtual void flush_held() {}
   virtual void flush() {}
   // File descriptors to poll while waiting for this connection (TCP); the
   // connection asks for POLLOUT only when it has bytes waiting to go.

@@ -49,14 +49,12 @@ TcpConnection::~TcpConnection() {
 void TcpConnection::post(Transfer *t) {
   if (t->kind == Transfer::kSend) {
     Sock &s = socks_[tx_msgs_++ % socks_.size()];
-    if (t->lazy && t->bytes == 0 && s.sends.empty()) {
+    if (s.sends.empty() && holdable(s, *t)) {
       hold(s, *t);
-      t->started = t->complete = true;
       return;
     }
-    // A message takes the held headers along: a receiver of both waits for it.
-    for (Sock &o : socks_)
-      if (o.holds()) o.flushing = true;
+    // A small lazy send with data decides when it reaches the front (send_some).
+    if (!small_lazy(*t) || t->bytes == 0) take_along();
     s.sends.push_back(t);
   } else {
     Sock &s = socks_[rx_msgs_++ % socks_.size()];
@@ -88,7 +86,7 @@ void TcpConnection::clear() {
     s.recvs.clear();
     s.held.clear();
     s.held_sent = 0;
-    s.held_msgs = 0;
+    s.held_msgs = s.held_data = 0;
     s.flushing = false;
   }
 }
@@ -99,16 +97,34 @@ MsgHeader TcpConnection::wire_header(const Transfer &t) const {
   return h;
 }
 
-void TcpConnection::hold(Sock &s, const Transfer &t) {
+bool TcpConnection::small_lazy(const Transfer &t) { return t.lazy && t.bytes <= kHeldPayload; }
+
+bool TcpConnection::holdable(const Sock &s, const Transfer &t) {
+  return !s.bare && !t.started && small_lazy(t) && t.input_ready() == t.bytes;
+}
+
+bool TcpConnection::waits_to_hold(const Sock &s, const Transfer &t) {
+  return !s.bare && !t.started && small_lazy(t) && t.input_ready() < t.bytes;
+}
+
+void TcpConnection::hold(Sock &s, Transfer &t) {
   const MsgHeader h = wire_header(t);
   const char *p = reinterpret_cast<const char *>(&h);
   s.held.insert(s.held.end(), p, p + sizeof(h));
+  s.held.insert(s.held.end(), t.src, t.src + t.bytes);
   if (crc_) {
-    const uint32_t crc = common::crc32c(0, &h, sizeof(h));
+    const uint32_t crc = common::crc32c(common::crc32c(0, &h, sizeof(h)), t.src, t.bytes);
     p = reinterpret_cast<const char *>(&crc);
     s.held.insert(s.held.end(), p, p + sizeof(crc));
   }
-  if (++s.held_msgs >= kHeldMsgs) flush_sock(s);
+  t.started = t.complete = true;
+  if (t.bytes > 0) ++s.held_data;
+  if (++s.held_msgs >= kHeldMsgs || s.held.size() - s.held_sent >= kHeldBytes) flush_sock(s);
+}
+
+void TcpConnection::take_along() {
+  for (Sock &o : socks_)
+    if (o.holds()) o.flushing = true;
 }
 
 bool TcpConnection::holds() const {
@@ -117,11 +133,21 @@ bool TcpConnection::holds() const {
   return false;
 }
 
-void TcpConnection::flush() {
-  for (Sock &s : socks_) {
+bool TcpConnection::holds_data() const {
+  for (const Sock &s : socks_)
+    if (s.held_data > 0 && s.holds()) return true;
+  return false;
+}
+
+void TcpConnection::flush_held() {
+  for (Sock &s : socks_)
     if (s.holds()) flush_sock(s);
+}
+
+void TcpConnection::flush() {
+  flush_held();
+  for (Sock &s : socks_)
     if (!s.sends.empty()) s.bare = true;
-  }
 }
 
 void TcpConnection::flush_sock(Sock &s) {
@@ -145,7 +171,7 @@ HcclResult TcpConnection::send_held(Sock &s, bool *moved, WaitError *err) {
   }
   s.held.clear();
   s.held_sent = 0;
-  s.held_msgs = 0;
+  s.held_msgs = s.held_data = 0;
   s.flushing = false;
   return HCCL_SUCCESS;
 }
@@ -229,7 +255,19 @@ HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
   }
   while (!s.sends.empty()) {
     Transfer *t = s.sends.front();
+    if (waits_to_hold(s, *t)) return HCCL_SUCCESS;  // held once its data is ready
+    if (t->bytes > 0 && holdable(s, *t)) {
+      hold(s, *t);
+      s.sends.pop_front();
+      *moved = true;
+      continue;
+    }
     if (!t->started) {
+      take_along();
+      if (s.holds()) {  // they go first
+        HcclResult rc = send_held(s, moved, err);
+        if (rc != HCCL_SUCCESS || s.holds()) return rc;
+      }
       s.tx_hdr = wire_header(*t);
       s.tx_hdr_sent = 0;
       s.tx_crc = crc_ ? common::crc32c(0, &s.tx_hdr, sizeof(MsgHeader)) : 0;
@@ -431,7 +469,7 @@ void TcpConnection::poll_fds(std::vector<pollfd> *fds) {
     if (!s.recvs.empty()) ev |= POLLIN;
     if (s.holds() && s.flushing) {
       ev |= POLLOUT;
-    } else if (!s.sends.empty()) {
+    } else if (!s.sends.empty() && !waits_to_hold(s, *s.sends.front())) {
       const Transfer *t = s.sends.front();
       const bool header_due = !t->started || s.tx_hdr_sent < sizeof(MsgHeader);
       if ((header_due && !(t->started && header_waits(s, *t))) || t->input_ready() > t->done ||
