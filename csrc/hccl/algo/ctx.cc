@@ -219,7 +219,7 @@ HcclResult Batch::run() {
   // Sends the connection may hold back (Transfer::lazy): it decides which.
   if (!blocking_send && x_.next_queued())
     for (Transfer &t : xfers_)
-      if (t.kind == Transfer::kSend) t.lazy = true;
+      if (t.kind == Transfer::kSend && (one_way || t.bytes == 0)) t.lazy = true;
   HcclResult rc = x_.eng.run(ptrs_.data(), ptrs_.size(), &x_.err, blocking_send);
   ptrs_.clear();
   xfers_.clear();

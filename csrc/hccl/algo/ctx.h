@@ -86,7 +86,8 @@ class Batch {
   void send_header(int peer);
   // Runs everything posted so far to completion; then the batch is empty.
   // While this communicator's next operation is queued behind this one, its
-  // sends may be held back (Transfer::lazy).
+  // header-only sends, and all its sends when one_way, may be held back
+  // (Transfer::lazy).
   HcclResult run();
 
   OpSig sig;  // stamped on what is posted next (the op's, unless changed)
@@ -94,6 +95,11 @@ class Batch {
   size_t elem;
   // Only the sends of HcclSend (or a group of sends): Engine::run's blocking_send.
   bool blocking_send = false;
+  // Data flows one way through this rank (a tree, rooted_exchange): its
+  // sends, not only its headers, may be held back (run()). Where a rank
+  // also waits for its peers' data (an exchange) a held send would only go
+  // out later, once the wait found nothing yet.
+  bool one_way = false;
 
  private:
   const Region *add(Transfer::Kind kind, int peer, const char *src, char *dst, size_t bytes, Dep dep,
@@ -166,6 +172,7 @@ HcclResult rooted_exchange(Ctx &x, int root, bool root_sends, RootSend root_send
   const bool data_in = root_sends != (x.me == root);  // this rank receives the data
   auto linked = [&](int p) { return x.me == root || p == root; };  // data between this rank and p
   Batch b(x);
+  b.one_way = true;
   signature_check(x, b, [&](int p) { return data_in && linked(p); }, [&](int p) { return !data_in && linked(p); });
   if (x.me == root)
     for (int k = 1; k < x.n; ++k) root_send(b, (x.me + k) % x.n);

@@ -103,6 +103,7 @@ HcclResult tree_broadcast(Ctx &x) {
         [&](Batch &b) { b.recv(root, buf, bytes); });
   Tree t = make_tree(x, root, chain, shape, false);
   Batch b(x);
+  b.one_way = true;
   // A rank that disagrees (about the root, say) would wait for a parent that never sends.
   signature_check(x, b, [&](int p) { return p == t.parent; }, [&](int p) { return t.has_child(p); });
   Dep got;
@@ -122,6 +123,7 @@ HcclResult tree_reduce(Ctx &x) {
   Tree t = make_tree(x, root, chain, shape, true);
   char *acc = x.me == root ? out : t.children.empty() ? nullptr : x.comm.scratch(0, bytes);
   Batch b(x);
+  b.one_way = true;
   signature_check(x, b, [&](int p) { return t.has_child(p); }, [&](int p) { return p == t.parent; });
   Dep sum;  // in op child 0 op child 1 ..., in that order
   for (size_t i = 0; i < t.children.size(); ++i)

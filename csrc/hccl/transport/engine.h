@@ -40,7 +40,7 @@ class Engine {
   // Sends marked `lazy` that a connection holds back complete at once
   // (Transfer::lazy); the engine sends them before it sleeps in a wait,
   // once the oldest was held kHoldNs, and in drain(..., flush); data
-  // messages as soon as a wait has nothing to do (flush_data).
+  // messages as soon as a wait is not done at once (flush_data).
   HcclResult run(Transfer *const *xfers, size_t n, WaitError *err, bool blocking_send = false);
   // Waits until every kept `later` receive of collectives up to `seq` has
   // completed (their headers came in and matched), and with `flush` until

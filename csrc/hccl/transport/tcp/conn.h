@@ -87,9 +87,9 @@ class TcpConnection final : public Connection {
   // kHeldBytes to a socket at once (the receiver reads them in one recv(),
   // kAheadBytes): header-only ones posted on an idle socket (behind a message
   // they go with it, as before), and those with at most kHeldPayload bytes
-  // once all of them are ready at the front of their socket's queue (held
-  // behind a message too: measured on 8x2 hosts, headers held there slowed
-  // queued 2-8 KiB Broadcasts by 10-20%). The engine flushes them before it
+  // once all of them are ready at the front of their socket's queue (also
+  // behind a message; headers held there seemed to slow queued 2-8 KiB
+  // Broadcasts on 8x2 hosts, docs/TRANSPORT.md). The engine flushes them before it
   // sleeps, after Engine::kHoldNs, and when the stream has no next operation
   // of this communicator; data as soon as a wait is not done at once
   // (Engine::flush_data): holding pays where operations complete without
