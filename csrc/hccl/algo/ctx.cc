@@ -208,7 +208,10 @@ void Batch::recv_header_later(int peer) {
   xfers_.back().later = true;
 }
 
-void Batch::send_header(int peer) { add(Transfer::kSend, peer, nullptr, nullptr, 0, Dep{}); }
+void Batch::send_header(int peer) {
+  add(Transfer::kSend, peer, nullptr, nullptr, 0, Dep{});
+  xfers_.back().lazy = x_.next_queued();
+}
 
 const Region *Batch::recv_reduce(int peer, const void *src, void *dst, size_t bytes, Dep dep) {
   return add(Transfer::kRecvReduce, peer, static_cast<const char *>(src), static_cast<char *>(dst),
@@ -216,10 +219,10 @@ const Region *Batch::recv_reduce(int peer, const void *src, void *dst, size_t by
 }
 
 HcclResult Batch::run() {
-  // Sends the connection may hold back (Transfer::lazy): it decides which.
-  if (!blocking_send && x_.next_queued())
+  // Data sends the connection may hold back (Transfer::lazy): it decides which.
+  if (one_way && !blocking_send && x_.next_queued())
     for (Transfer &t : xfers_)
-      if (t.kind == Transfer::kSend && (one_way || t.bytes == 0)) t.lazy = true;
+      if (t.kind == Transfer::kSend && t.bytes > 0) t.lazy = true;
   HcclResult rc = x_.eng.run(ptrs_.data(), ptrs_.size(), &x_.err, blocking_send);
   ptrs_.clear();
   xfers_.clear();

@@ -82,12 +82,13 @@ class Batch {
   // later batches, or when the operation ends and the next one on its
   // stream is not of this communicator (comm/exec.cc, Engine::drain).
   void recv_header_later(int peer);
-  // The header-only send a recv_header_later takes.
+  // The header-only send a recv_header_later takes: held back, to go out
+  // with the next ones, while this communicator's next operation is queued
+  // behind this one (Transfer::lazy).
   void send_header(int peer);
   // Runs everything posted so far to completion; then the batch is empty.
   // While this communicator's next operation is queued behind this one, its
-  // header-only sends, and all its sends when one_way, may be held back
-  // (Transfer::lazy).
+  // data sends may be held back (Transfer::lazy) when one_way.
   HcclResult run();
 
   OpSig sig;  // stamped on what is posted next (the op's, unless changed)
