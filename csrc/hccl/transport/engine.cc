@@ -187,8 +187,7 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
     Connection *c = conns[t->peer].get();
     c->post(t);
     if (t->lazy && t->complete) {  // held: it goes out later, without the batch
-      if (held_since_ns_ == 0) held_since_ns_ = common::now_ns();
-      if (std::find(held_.begin(), held_.end(), c) == held_.end()) held_.push_back(c);
+      note_held(c);
     } else if (!t->later) {
       own_.push_back(t);
     }
@@ -204,10 +203,7 @@ HcclResult Engine::run(Transfer *const *xfers, size_t n, WaitError *err, bool bl
     forget_active();
   } else {
     for (Connection *c : active_)  // sends it held once their data was ready
-      if (c->holds() && std::find(held_.begin(), held_.end(), c) == held_.end()) {
-        if (held_since_ns_ == 0) held_since_ns_ = common::now_ns();
-        held_.push_back(c);
-      }
+      if (c->holds()) note_held(c);
   }
   pop_later();
   active_.clear();
@@ -265,6 +261,11 @@ void Engine::add_later_conns() {
 void Engine::flush_held() {
   for (Connection *c : held_) c->flush();
   held_since_ns_ = 0;
+}
+
+void Engine::note_held(Connection *c) {
+  if (held_since_ns_ == 0) held_since_ns_ = common::now_ns();
+  if (std::find(held_.begin(), held_.end(), c) == held_.end()) held_.push_back(c);
 }
 
 void Engine::flush_data() {

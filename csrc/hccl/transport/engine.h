@@ -126,6 +126,8 @@ class Engine {
   // the connections that hold none any more.
   void flush_held();
   void prune_held();
+  // A connection holds sends now: into held_, and the hold's clock starts.
+  void note_held(Connection *c);
   // While a wait is not done: the held data messages go out (a peer may
   // wait for them, and this rank may wait for that peer). Holding pays only
   // where operations complete without waiting.
