@@ -57,7 +57,7 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_TCP_CRC", "1", "1: a CRC32C checks every TCP message end to end; 0: no check"),
     ("PYHCCL_HOST_TAG", "unset", "added to the host identity (simulating hosts on one machine)"),
     ("PYHCCL_FAULT", "unset", "fault injection for tests"),
-    ("PYHCCL_SPIN_US", "5 (0 when ranks outnumber CPUs)", "microseconds a wait spins"),
+    ("PYHCCL_SPIN_US", "5 (0 when the ranks on this machine outnumber its CPUs)", "microseconds a wait spins"),
     ("PYHCCL_YIELD_US", "50 (2000 with peers on other hosts)", "microseconds a wait yields before sleeping"),
     ("PYHCCL_INLINE_BYTES", "32768", "largest collective (bytes, all ranks) run on the calling thread"),
     ("PYHCCL_INLINE_US", "20", "microseconds a call waits for its peers to run a small op inline"),

@@ -1,12 +1,14 @@
 """A healthy communicator's topology (hosts, local ranks, transports) and its flight record
 (the last operations); faults/test_failures.py has what they show when things fail."""
 import os
+import re
 
 import numpy as np
 import pytest
 
 import pyhccl
-from conftest import RANK, SIZE, assert_all
+from conftest import OWN_JOBS_HERE, RANK, SIZE, assert_all
+from rank_procs import run_ranks
 
 pytestmark = pytest.mark.skipif(not pyhccl.HOST_RUNTIME, reason="pyhccl's extensions need the host runtime")
 
@@ -40,3 +42,40 @@ def test_flight_record(world, stream):
     assert last[0]["seq"] + 1 == last[1]["seq"]
     assert last[0]["end_us"] >= last[0]["start_us"] >= last[0]["enqueue_us"]
     assert last[0]["dtype"] == pyhccl.FLOAT32 and last[1]["root"] == 0
+
+
+SET_UP_ON = """
+    rank, path, cpus = int(sys.argv[1]), sys.argv[2], os.environ["CPUS"]
+    os.sched_setaffinity(0, [int(c) for c in cpus.split(",")])
+    comm = pyhccl.Comm(2, root_info(path, rank), rank)
+    comm.destroy()
+"""
+WAITS = re.compile(r"waits spin (\d+) us, then yield (\d+) us")
+
+
+def wait_budgets(tmp_path, hosts, cpus):
+    """(spin, yield) in us of both ranks of a communicator on `hosts` (host tags), the
+    ranks pinned to `cpus`, from the set-up line of the info log."""
+    tmp_path.mkdir()
+    outs = run_ranks(tmp_path, SET_UP_ON, 2,
+                     env={"ASCEND_GLOBAL_LOG_LEVEL": "1", "PYHCCL_LOG_SUBSYS": "INIT",
+                          "CPUS": ",".join(map(str, cpus))},
+                     rank_env={r: {"PYHCCL_HOST_TAG": h} for r, h in enumerate(hosts)})
+    found = [WAITS.search(out) for out in outs]
+    assert all(found), outs
+    return [tuple(int(v) for v in m.groups()) for m in found]
+
+
+@pytest.mark.timeout(120)
+def test_ranks_sharing_cores_do_not_spin(tmp_path):
+    """A wait spins (5 us) only where this machine has a core for each of its ranks:
+    hosts that share one kernel (network namespaces, containers, host tags) share its
+    cores, so two "hosts" of one rank each on one core yield at once; with a core each
+    they spin. Across hosts they then yield 2 ms, on one host 50 us."""
+    if not OWN_JOBS_HERE:
+        pytest.skip("starts its own processes, from the first rank")
+    cpus = sorted(os.sched_getaffinity(0))
+    assert wait_budgets(tmp_path / "one-core", ("h0", "h1"), cpus[:1]) == [(0, 2000)] * 2
+    assert wait_budgets(tmp_path / "one-host", ("h0", "h0"), cpus[:1]) == [(0, 50)] * 2
+    if len(cpus) >= 2:
+        assert wait_budgets(tmp_path / "two-cores", ("h0", "h1"), cpus[:2]) == [(5, 2000)] * 2

@@ -89,7 +89,7 @@ void log_setup(const Comm &c, const RankInfo &tuning, const LinkInfo &link) {
              "%s: rank %u of %u on device %d; %d host(s): %s; shm to %d peer(s) (%u x %llu B FIFOs), "
              "tcp to %d peer(s) (%u sockets each); algorithms: %s; flat up to %llu B, single copy "
              "from %llu B, chunks of %llu B; link between hosts: %.0f us (%s), %.2f Gbit/s (%s), "
-             "%.1f us per message (%s)",
+             "%.1f us per message (%s); waits spin %lld us, then yield %lld us",
              c.name.c_str(), c.rank, c.nranks, c.device, c.topo.nhosts(), hosts.c_str(), shm,
              tuning.slots, static_cast<unsigned long long>(tuning.slot_bytes), tcp,
              tuning.sockets_per_peer, forced.empty() ? "automatic" : forced.c_str(),
@@ -97,7 +97,8 @@ void log_setup(const Comm &c, const RankInfo &tuning, const LinkInfo &link) {
              static_cast<unsigned long long>(c.tuning.single_copy_min),
              static_cast<unsigned long long>(c.tuning.chunk_bytes), c.tuning.net.alpha * 1e6,
              link_source(c, link, kLatencyMeasured), 8e-9 / c.tuning.net.beta, link_source(c, link, kRateMeasured),
-             c.tuning.net_message * 1e6, link_source(c, link, kMessageMeasured));
+             c.tuning.net_message * 1e6, link_source(c, link, kMessageMeasured),
+             static_cast<long long>(c.engine->spin_ns() / 1000), static_cast<long long>(c.engine->yield_ns() / 1000));
 }
 
 // Round 2: shared memory between the ranks of each host.
@@ -314,7 +315,7 @@ HcclResult init_impl(const RootInfoView &view, uint32_t nranks, uint32_t rank,
       if (p == rank && tcp_pair) remote[q] = 1;
     }
   }
-  c->engine->set_spin(static_cast<int>(c->topo.local(rank).size()), any_remote);
+  c->engine->set_spin(ranks_on_machine(ids, static_cast<int>(rank)), any_remote);
   if (any_local && (r = setup_shm(*c, info, job)) != HCCL_SUCCESS) return r;
   if (any_remote && (r = setup_tcp(*c, info, view, remote, api)) != HCCL_SUCCESS) return r;
   // The link between hosts, for the cost model: what rank 0 declared, the rest measured.

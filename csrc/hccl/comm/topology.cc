@@ -35,6 +35,16 @@ bool HostIdentity::same_host(const HostIdentity &o) const {
          std::strncmp(tag, o.tag, sizeof(tag)) == 0;
 }
 
+bool HostIdentity::same_machine(const HostIdentity &o) const {
+  return std::strncmp(boot_id, o.boot_id, sizeof(boot_id)) == 0;
+}
+
+int ranks_on_machine(const std::vector<HostIdentity> &ids, int rank) {
+  int n = 0;
+  for (const HostIdentity &id : ids) n += id.same_machine(ids[rank]);
+  return n;
+}
+
 Topology build_topology(const std::vector<HostIdentity> &ids) {
   Topology t;
   const int n = static_cast<int>(ids.size());

@@ -22,7 +22,13 @@ struct HostIdentity {
 
   static HostIdentity of_this_process();
   bool same_host(const HostIdentity &o) const;
+  // One kernel (the same boot id), so the same cores: simulated hosts (network
+  // namespaces) and containers on one machine count apart as hosts, not here.
+  bool same_machine(const HostIdentity &o) const;
 };
+
+// How many of `ids` run on the machine of ids[rank] (same_machine).
+int ranks_on_machine(const std::vector<HostIdentity> &ids, int rank);
 
 // Groups ranks by identity (ids[r] is rank r's).
 Topology build_topology(const std::vector<HostIdentity> &ids);

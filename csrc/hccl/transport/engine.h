@@ -103,9 +103,11 @@ class Engine {
   void set_exec_timeout(int seconds) { waiter_.set_exec_timeout(seconds); }
   int exec_timeout_s() const { return waiter_.exec_timeout_s(); }
   // Busy-wait and yield budgets of a wait (PYHCCL_SPIN_US, PYHCCL_YIELD_US);
-  // no spinning when this host's ranks outnumber its cores, longer yields
-  // when peers are on other hosts.
-  void set_spin(int local_ranks, bool remote_peers) { waiter_.set_spin(local_ranks, remote_peers); }
+  // no spinning when the ranks on this machine outnumber its cores, longer
+  // yields when peers are on other hosts.
+  void set_spin(int machine_ranks, bool remote_peers) { waiter_.set_spin(machine_ranks, remote_peers); }
+  int64_t spin_ns() const { return waiter_.spin_ns(); }
+  int64_t yield_ns() const { return waiter_.yield_ns(); }
 
   Connection &conn(int peer) { return *conns[peer]; }
 

@@ -36,8 +36,8 @@ void Waiter::set_exec_timeout(int seconds) {
   timeout_ns_ = static_cast<int64_t>(timeout_s_) * 1000000000LL;
 }
 
-void Waiter::set_spin(int local_ranks, bool remote_peers) {
-  bool oversubscribed = local_ranks > usable_cpus();
+void Waiter::set_spin(int machine_ranks, bool remote_peers) {
+  bool oversubscribed = machine_ranks > usable_cpus();
   spin_ns_ = 1000 * common::env_int("PYHCCL_SPIN_US", oversubscribed ? 0 : 5, 0, 1000000);
   yield_.configure(1000 * common::env_int("PYHCCL_YIELD_US", remote_peers ? 2000 : 50, 0, 1000000));
   arrive_ns_ = 1000 * common::env_int("PYHCCL_INLINE_US", 20, 0, 1000000);

@@ -90,11 +90,15 @@ class Waiter {
   void set_exec_timeout(int seconds);
   int exec_timeout_s() const { return timeout_s_; }
   // Busy-wait and yield budgets (PYHCCL_SPIN_US, PYHCCL_YIELD_US); no
-  // spinning when this host's ranks outnumber its cores. With peers on other
+  // spinning when the ranks on this machine (one kernel, whatever host they
+  // count as) outnumber its usable cores: a spinning rank holds a core that
+  // the rank it waits for may need. With peers on other
   // hosts a wait yields 2 ms by default: it sleeps in poll(), and waking from
   // a socket there costs more than from the doorbell (a rank that slept held
   // up the next step of its peers: small collectives ran at half speed).
-  void set_spin(int local_ranks, bool remote_peers);
+  void set_spin(int machine_ranks, bool remote_peers);
+  int64_t spin_ns() const { return spin_ns_; }
+  int64_t yield_ns() const { return yield_.ns(); }
 
  private:
   // A wait that sleeps in a collective looks for communicators used in
