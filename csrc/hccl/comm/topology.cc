@@ -36,6 +36,7 @@ bool HostIdentity::same_host(const HostIdentity &o) const {
 }
 
 bool HostIdentity::same_machine(const HostIdentity &o) const {
+  if (boot_id[0] == '\0' || o.boot_id[0] == '\0') return same_host(o);  // no /proc: what we know
   return std::strncmp(boot_id, o.boot_id, sizeof(boot_id)) == 0;
 }
 
