@@ -69,6 +69,19 @@ cdef int _timeout_ms(object timeout, str api) except? -2:
     return <int>min(t * 1000.0 + 0.5, 2147483647.0)
 
 
+cdef bint _same_objects(object a, object b):
+    """Whether keep-alive `a` holds the same objects as `b` (identity, one tuple deep)."""
+    cdef Py_ssize_t i
+    if a is b:
+        return True
+    if type(a) is not tuple or type(b) is not tuple or len(<tuple>a) != len(<tuple>b):
+        return False
+    for i in range(len(<tuple>a)):
+        if (<tuple>a)[i] is not (<tuple>b)[i]:
+            return False
+    return True
+
+
 cdef class Stream:
     """An in-order queue of device work (aclrtStream).
 
@@ -190,8 +203,8 @@ cdef class Stream:
         cdef aclError err
         cdef uint64_t sid = 0, finished = 0
         if PYHCCL_HOST_RUNTIME:
-            # Entries (stream id, mark, objects): one count covers every entry
-            # of a stream (the default stream is per device, hence the id).
+            # Entries (stream id, mark, objects, calls): one count covers every
+            # entry of a stream (the default stream is per device, hence the id).
             while self._pending:
                 sid = self._pending[0][0]
                 with nogil:
@@ -227,7 +240,7 @@ cdef class Stream:
             if <uint64_t>entry[0] != sid or <uint64_t>entry[1] > finished:
                 break
             self._pending.popleft()
-            self._completed += 1
+            self._completed += <uint64_t>entry[3]
             n += 1
         return n
 
@@ -245,7 +258,14 @@ cdef class Stream:
             self._drop_done(sid, finished)
             if self._pending and <uint64_t>self._pending[0][0] != sid:
                 self._prune()   # another device's default stream came first
-            self._pending.append((sid, mark, objects))
+            last = self._pending[-1] if self._pending else None
+            if last is not None and <uint64_t>last[0] == sid and _same_objects(last[2], objects):
+                # The same buffers as the call before: its entry, kept until this
+                # call is done, holds them for both. A loop of queued calls then
+                # keeps one entry, not one per call (each a tuple for the GC to scan).
+                self._pending[-1] = (sid, mark, last[2], last[3] + 1)
+            else:
+                self._pending.append((sid, mark, objects, 1))
         else:
             self._prune()
             dev = self._resolve_device()
@@ -321,6 +341,8 @@ cdef class Stream:
 
     def _pending_count(self):
         """Number of calls whose objects are still held (for tests)."""
+        if PYHCCL_HOST_RUNTIME:
+            return sum(entry[3] for entry in self._pending)
         return len(self._pending)
 
     # ---- public methods --------------------------------------------------

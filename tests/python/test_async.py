@@ -121,6 +121,33 @@ def test_keepalive_list_is_pruned(pair):
     s.destroy()
 
 
+def test_queued_calls_on_the_same_buffers_share_one_entry(pair):
+    """A loop of calls queued on the same buffers keeps them alive through one entry, not
+    one per call: the objects the GC tracks do not grow with the queue (they grew by two per
+    call, each scanned by every collection while the calls were pending)."""
+    comm, mpi = pair
+    s = pyhccl.Stream()
+    x, y = pyhccl.ones(16, "float32"), pyhccl.empty(16, "float32")
+    gate = Gate(s)
+    try:
+        gc.collect()
+        before = len(gc.get_objects())
+        for _ in range(1000):
+            comm.all_reduce(x, y, op="max", stream=s)
+        grown = len(gc.get_objects()) - before
+        pending = s._pending_count()
+        z = pyhccl.ones(16, "float32")      # other buffers: an entry of their own
+        comm.all_reduce(z, y, op="max", stream=s)
+        pending_z = s._pending_count()
+    finally:
+        gate.open()
+    s.synchronize()
+    ok = grown < 200 and pending >= 1000 and pending_z == pending + 1 and s._pending_count() == 0
+    assert_all(ok and np.all(y.get() == 1), f"{grown} objects for 1000 queued calls, "
+               f"{pending} then {pending_z} pending")
+    s.destroy()
+
+
 def test_current_stream_is_used(pair):
     comm, mpi = pair
     s = pyhccl.Stream()
