@@ -232,12 +232,10 @@ bool TcpConnection::drain_notices() {
 
 HcclResult TcpConnection::progress(bool *moved, WaitError *err) {
   *moved = false;
-  {
+  if (closed_.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(ctrl_mu_);
-    if (closed_) {
-      *err = close_err_;
-      return err->code;
-    }
+    *err = close_err_;
+    return err->code;
   }
   for (Sock &s : socks_) {
     HcclResult rc = send_some(s, moved, err);
@@ -481,6 +479,7 @@ void TcpConnection::poll_fds(std::vector<pollfd> *fds) {
 }
 
 bool TcpConnection::peer_failed(bool probe, WaitError *err) {
+  if (!probe && !closed_.load(std::memory_order_acquire)) return false;  // no lock: asked at every idle turn
   std::unique_lock<std::mutex> lock(ctrl_mu_);
   // Notices (and the peer going away) arrive on the control socket; read it
   // when poll() saw it readable (probe) or on the periodic probe.

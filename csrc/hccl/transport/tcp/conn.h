@@ -8,6 +8,7 @@
 // the engine polls the fds when nothing moves.
 #pragma once
 
+#include <atomic>
 #include <deque>
 #include <memory>
 #include <mutex>
@@ -161,7 +162,9 @@ class TcpConnection final : public Connection {
   uint64_t tx_msgs_ = 0, rx_msgs_ = 0;
   std::mutex ctrl_mu_;        // guards the control socket's state below
   std::vector<char> notice_;  // control bytes received so far
-  bool closed_ = false;       // the peer closed or broke a socket
+  // The peer closed or broke a socket: set under ctrl_mu_ (with close_err_),
+  // read without it where nothing broke (every idle turn of a wait looks).
+  std::atomic<bool> closed_{false};
   bool left_ = false;         // the peer said goodbye (destroyed its communicator)
   bool eof_ = false;          // its control socket reached end of file
   bool gone_ = false;         // this rank said goodbye (leave())
