@@ -23,7 +23,7 @@ PROGRAM = """
     comm = pyhccl.Comm(n, root_info(path, rank), rank)
     s = pyhccl.Stream()
     seen = {}
-    for size in (8, 64 << 10, 4 << 20):
+    for size in (8, 32 << 10, 64 << 10, 4 << 20):
         x = np.full(size // 4, rank + 1, np.float32)
         comm.all_reduce(x, stream=s)
         y = np.full(size // 4, 7 if rank == 0 else 0, np.float32)
@@ -72,12 +72,16 @@ def test_choices_follow_the_cost_model(tmp_path):
     if not OWN_JOBS_HERE:
         pytest.skip("starts its own processes, from the first rank")
     two_by_two = choices(tmp_path / "2x2", [0, 0, 1, 1])
-    assert [two_by_two[s][0] for s in (8, 64 << 10, 4 << 20)] == ["flat", "leader", "hier"], two_by_two
+    assert [two_by_two[s][0] for s in (8, 32 << 10, 4 << 20)] == ["flat", "leader", "hier"], two_by_two
     # Reduce: flat while n - L buffers over the root host's link cost no more than the
     # tree's H - 1 and its step inside the host
     assert [two_by_two[s][4] for s in (8, 64 << 10)] == ["flat", "hosts:star"], two_by_two
     # AlltoAll: pairwise where messages between hosts cost a rank little (1 us here)
     assert [two_by_two[s][5] for s in (8, 4 << 20)] == ["pairwise"] * 2, two_by_two
+    # One rank per host on two hosts: flat carries what the ring does, but folds only once
+    # everything has come, so the ring of hosts takes over from some 64 KiB
+    two_by_one = choices(tmp_path / "2x1", [0, 1])
+    assert [two_by_one[s][0] for s in (8, 64 << 10, 4 << 20)] == ["flat", "flat", "hier"], two_by_one
     four_by_one = choices(tmp_path / "4x1", [0, 1, 2, 3])
     # AllReduce between 4 leaders: a medium one halves, then doubles (a reduce-scatter and
     # an all-gather: 1.5 S over each link in 4 steps, where the ring of hosts takes 6)

@@ -238,7 +238,7 @@ Span split(size_t count, int parts, int i, size_t elem_bytes) {
   return Span{lo, min_sz(lo + per, count)};
 }
 
-HcclResult exchange(Ctx &x, const void *mine, size_t bytes, void *out) {
+HcclResult exchange(Ctx &x, const void *mine, size_t bytes, void *out, bool copy_mine) {
   HcclResult rc;
   if (board_gather(x, mine, bytes, out, &rc)) return rc;
   Batch b(x);
@@ -246,7 +246,7 @@ HcclResult exchange(Ctx &x, const void *mine, size_t bytes, void *out) {
   char *o = static_cast<char *>(out);
   for (int p = 0; p < x.n; ++p) {
     if (p == x.me) {
-      if (bytes > 0 && o + p * bytes != mine) std::memcpy(o + p * bytes, mine, bytes);
+      if (copy_mine && bytes > 0 && o + p * bytes != mine) std::memcpy(o + p * bytes, mine, bytes);
       continue;
     }
     b.send(p, mine, bytes);

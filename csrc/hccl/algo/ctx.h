@@ -124,9 +124,10 @@ Span split(size_t count, int parts, int i, size_t elem_bytes);
 inline size_t min_sz(size_t a, size_t b) { return a < b ? a : b; }
 
 // Every rank sends `bytes` of `mine` to every other; out[r * bytes] receives
-// rank r's (out[own] is a copy of mine). On boards when they hold it (board.h).
-// Zero bytes make it a barrier that compares signatures.
-HcclResult exchange(Ctx &x, const void *mine, size_t bytes, void *out);
+// rank r's (out[own] is a copy of mine, unless `copy_mine` is false: a caller
+// that reads mine in place spares the copy). On boards when they hold it
+// (board.h). Zero bytes make it a barrier that compares signatures.
+HcclResult exchange(Ctx &x, const void *mine, size_t bytes, void *out, bool copy_mine = true);
 
 // Flat algorithms (every rank messages every other) up to this many ranks.
 constexpr int kFlatRanks = 16;

@@ -18,7 +18,7 @@ HcclResult run_flat(Ctx &x) {
   std::vector<const void *> srcs(x.n);
   char *all = root < 0 || root == x.me ? x.comm.scratch(0, bytes * x.n) : nullptr;
   HcclResult rc = root < 0
-      ? exchange(x, in, bytes, all)
+      ? exchange(x, in, bytes, all, false)  // the fold reads this rank's own from `in`
       : rooted_exchange(
             x, root, false,
             [&](Batch &b, int p) { b.recv(p, all + p * bytes, bytes); },
