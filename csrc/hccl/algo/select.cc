@@ -37,8 +37,11 @@ double leader_halving_time(const Ctx &x, double S) {
 // once the last has come, where a ring folds each block as it arrives: their
 // reads and one write are not hidden behind the network. Without this, flat
 // (one step) won at every size on 2x1, where it carries what the ring does,
-// and took 23 ms for 16 MiB at 10 Gbit/s against the ring's 14.
-double late_fold(double buffers, double S) { return kShm.time(0, (buffers + 1) * S); }
+// and took 23 ms for 16 MiB at 10 Gbit/s against the ring's 14. Those bytes
+// move at about 20 GB/s (csrc/hccl/reduce, 1 MiB of float32 from 2 buffers:
+// 27 GB/s, from 4: 18).
+constexpr double kFoldBytesPerSecond = 20e9;
+double late_fold(double buffers, double S) { return (buffers + 1) * S / kFoldBytesPerSecond; }
 
 // One step of H - 1 buffers and messages at a host: the leaders' exchange
 // (every leader to every other), and a tree's star between hosts (below).
