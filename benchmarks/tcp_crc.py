@@ -1,75 +1,118 @@
 """What the TCP transport's CRC32C check (PYHCCL_TCP_CRC) costs, in one run.
 
 Two simulated hosts (tests/multihost/simhosts.py) on links shaped to --rate, one or more
-ranks each; `python -m pyhccl.bench` runs the collective with the check on and off,
-alternating which goes first, --rounds times. Prints the median busbw of each and the
-cost (1 - on / off) per size.
+ranks each. One job makes two communicators, one with the check and one without, and runs
+the collective on each by turns, --rounds times per size (which goes first alternates), so
+the two share the machine's state of the moment. Prints the median time of each and the
+cost (on / off - 1) per size: the median of the rounds' ratios and their middle half.
 
     sudo python benchmarks/tcp_crc.py [--layout 2x1] [--rate 10gbit|none] [--op allreduce]
-        [-b 1M -e 64M] [--rounds 5]
+        [-b 1M -e 64M] [--rounds 30] [-n 2]
 
 Needs root (namespaces), like the multi-host tests.
 """
 import argparse
-import json
+import os
 import statistics
 import subprocess
 import sys
-import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "multihost"))
-import simhosts  # noqa: E402
+OPS = ("allreduce", "allgather", "reducescatter", "broadcast")
 
 
-def bench(cluster, opts, crc, out):
-    argv = [sys.executable, "-m", "pyhccl.bench", "--op", opts.op, "-b", opts.minbytes, "-e",
-            opts.maxbytes, "-f", "4", "-n", str(opts.iters), "-w", "3", "--json", str(out)]
-    env = {"PYTHONPATH": str(ROOT), "PYHCCL_TCP_CRC": crc, "HCCL_EXEC_TIMEOUT": "300"}
-    cmd, full_env = cluster.mpi_job(opts.layout, argv, env=env)
-    # From ROOT: `python -m` puts the working directory first on sys.path, so a run from
-    # another checkout would time that checkout's pyhccl.
-    proc = subprocess.run(cmd, env=full_env, capture_output=True, text=True, timeout=1200,
-                          cwd=ROOT)
-    if proc.returncode != 0:
-        sys.exit(f"the benchmark failed (PYHCCL_TCP_CRC={crc}):\n{proc.stdout}\n{proc.stderr}")
-    return {r["size"]: r["busbw"] for r in json.loads(out.read_text())["rows"]}
-
-
-def main():
+def parse_args(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--layout", default="2x1", help="hosts x ranks per host")
     ap.add_argument("--rate", default="10gbit", help="every link (tc syntax), or none")
-    ap.add_argument("--op", default="allreduce")
+    ap.add_argument("--op", default="allreduce", choices=OPS)
     ap.add_argument("-b", "--minbytes", default="1M")
     ap.add_argument("-e", "--maxbytes", default="64M")
-    ap.add_argument("-n", "--iters", type=int, default=10)
-    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("-n", "--iters", type=int, default=2, help="operations per turn")
+    ap.add_argument("--rounds", type=int, default=30)
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    sys.path.insert(0, str(ROOT / "tests" / "multihost"))
+    import simhosts
     simhosts.add_congestion_option(ap)
-    opts = ap.parse_args()
+    return ap.parse_args(argv), simhosts
+
+
+def worker(opts):
+    """One rank: both communicators, the turns, rank 0 prints the table."""
+    import numpy as np
+    from mpi4py import MPI
+    import pyhccl
+    from pyhccl.bench import parse_size
+    from pyhccl.mpi import comm_from_mpi
+
+    mpi = MPI.COMM_WORLD
+    n = mpi.Get_size()
+    comms = {}
+    for crc in ("1", "0"):  # the variable is read when the connections are made
+        os.environ["PYHCCL_TCP_CRC"] = crc
+        comms[crc] = comm_from_mpi(mpi)
+    stream = pyhccl.Stream()
+    if mpi.Get_rank() == 0:
+        print(f"# {opts.op}, {opts.layout} simulated hosts, links {opts.rate}; {opts.rounds} "
+              f"turns of {opts.iters} operations each, by turns")
+        print("| size | CRC on (ms) | CRC off (ms) | cost (median of turns) | middle half |")
+        print("|---:|---:|---:|---:|---:|")
+    size = parse_size(opts.minbytes)
+    while size <= parse_size(opts.maxbytes):
+        count = max(size // 4 // n, 1) * n
+        src = pyhccl.asarray(np.ones(count // n if opts.op == "allgather" else count, np.float32))
+        dst = pyhccl.empty(count // n if opts.op == "reducescatter" else count, "float32")
+
+        def turn(comm):
+            mpi.Barrier()
+            t0 = time.perf_counter()
+            for _ in range(opts.iters):
+                if opts.op == "allreduce":
+                    comm.all_reduce(src, dst, "sum", stream=stream)
+                elif opts.op == "allgather":
+                    comm.all_gather(src, dst, stream=stream)
+                elif opts.op == "reducescatter":
+                    comm.reduce_scatter(src, dst, "sum", stream=stream)
+                else:
+                    comm.broadcast(src, 0, stream=stream)
+            stream.synchronize()
+            return mpi.allreduce(time.perf_counter() - t0, op=MPI.MAX) / opts.iters
+
+        times = {"1": [], "0": []}
+        for crc in comms:  # warm-up
+            turn(comms[crc])
+            want = n if opts.op in ("allreduce", "reducescatter") else 1
+            got = (src if opts.op == "broadcast" else dst).get()
+            if int(mpi.allreduce(int(np.count_nonzero(got != want)), op=MPI.SUM)):
+                sys.exit(f"tcp_crc: wrong results with PYHCCL_TCP_CRC={crc}")
+        for r in range(opts.rounds):
+            for crc in ("1", "0") if r % 2 == 0 else ("0", "1"):
+                times[crc].append(turn(comms[crc]))
+        if mpi.Get_rank() == 0:
+            costs = sorted(100 * (a / b - 1) for a, b in zip(times["1"], times["0"]))
+            q = len(costs) // 4
+            print(f"| {size:,} | {statistics.median(times['1']) * 1e3:.2f} | "
+                  f"{statistics.median(times['0']) * 1e3:.2f} | {statistics.median(costs):+.1f}% | "
+                  f"{costs[q]:+.1f}% to {costs[-1 - q]:+.1f}% |", flush=True)
+        size *= 4
+    for comm in comms.values():
+        comm.destroy()
+
+
+def main():
+    opts, simhosts = parse_args()
+    if opts.worker:
+        return worker(opts)
     hosts = int(opts.layout.split("x")[0])
     rate = None if opts.rate == "none" else opts.rate
-    runs = {"1": [], "0": []}
-    with tempfile.TemporaryDirectory() as tmp, simhosts.Cluster(hosts, rate=rate, congestion=opts.congestion) as cluster:
-        for i in range(opts.rounds):
-            for crc in ("1", "0") if i % 2 == 0 else ("0", "1"):
-                runs[crc].append(bench(cluster, opts, crc, Path(tmp) / f"{crc}-{i}.json"))
-    print(f"# {opts.op}, {opts.layout} simulated hosts, links {opts.rate}; median of "
-          f"{opts.rounds} runs each, alternating")
-    # Each round's on and off ran back to back, so their ratio shares the machine's state
-    # of the moment; the median of those ratios is steadier than the ratio of medians.
-    print("| size | busbw, CRC on (GB/s) | busbw, CRC off (GB/s) | cost (medians) "
-          "| cost (median of rounds) | middle half of rounds |")
-    print("|---:|---:|---:|---:|---:|---:|")
-    for size in runs["1"][0]:
-        on = statistics.median(r[size] for r in runs["1"])
-        off = statistics.median(r[size] for r in runs["0"])
-        costs = sorted(100 * (1 - a[size] / b[size]) for a, b in zip(runs["1"], runs["0"]))
-        q = len(costs) // 4
-        print(f"| {size:,} | {on:.3f} | {off:.3f} | {100 * (1 - on / off):+.1f}% | "
-              f"{statistics.median(costs):+.1f}% | {costs[q]:+.1f}% to {costs[-1 - q]:+.1f}% |")
-    return 0
+    argv = [sys.executable, str(Path(__file__).resolve()), "--worker", *sys.argv[1:]]
+    env = {"PYTHONPATH": str(ROOT), "HCCL_EXEC_TIMEOUT": "300"}
+    with simhosts.Cluster(hosts, rate=rate, congestion=opts.congestion) as cluster:
+        cmd, full_env = cluster.mpi_job(opts.layout, argv, env=env)
+        proc = subprocess.run(cmd, env=full_env, text=True, timeout=3600, cwd=ROOT)
+    return proc.returncode
 
 
 if __name__ == "__main__":
