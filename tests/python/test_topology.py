@@ -48,22 +48,25 @@ SET_UP_ON = """
     rank, path, cpus = int(sys.argv[1]), sys.argv[2], os.environ["CPUS"]
     os.sched_setaffinity(0, [int(c) for c in cpus.split(",")])
     comm = pyhccl.Comm(2, root_info(path, rank), rank)
+    if os.environ.get("SPLIT"):
+        comm.split(rank).destroy()  # a communicator of this rank alone
     comm.destroy()
 """
 WAITS = re.compile(r"waits spin (\d+) us, then yield (\d+) us")
 
 
-def wait_budgets(tmp_path, hosts, cpus):
+def wait_budgets(tmp_path, hosts, cpus, split=False):
     """(spin, yield) in us of both ranks of a communicator on `hosts` (host tags), the
-    ranks pinned to `cpus`, from the set-up line of the info log."""
+    ranks pinned to `cpus`, from the set-up lines of the info log (with `split`, each
+    rank's line for the communicator of itself alone that it splits off afterwards)."""
     tmp_path.mkdir()
     outs = run_ranks(tmp_path, SET_UP_ON, 2,
                      env={"ASCEND_GLOBAL_LOG_LEVEL": "1", "PYHCCL_LOG_SUBSYS": "INIT",
-                          "CPUS": ",".join(map(str, cpus))},
+                          "CPUS": ",".join(map(str, cpus)), "SPLIT": "1" if split else ""},
                      rank_env={r: {"PYHCCL_HOST_TAG": h} for r, h in enumerate(hosts)})
-    found = [WAITS.search(out) for out in outs]
-    assert all(found), outs
-    return [tuple(int(v) for v in m.groups()) for m in found]
+    found = [WAITS.findall(out) for out in outs]
+    assert all(len(f) == (2 if split else 1) for f in found), outs
+    return [tuple(int(v) for v in f[-1]) for f in found]
 
 
 @pytest.mark.timeout(120)
@@ -77,5 +80,8 @@ def test_ranks_sharing_cores_do_not_spin(tmp_path):
     cpus = sorted(os.sched_getaffinity(0))
     assert wait_budgets(tmp_path / "one-core", ("h0", "h1"), cpus[:1]) == [(0, 2000)] * 2
     assert wait_budgets(tmp_path / "one-host", ("h0", "h0"), cpus[:1]) == [(0, 50)] * 2
+    # A communicator split off counts the ranks its process has seen on this machine, not
+    # only its own members: they still share the core
+    assert wait_budgets(tmp_path / "split", ("h0", "h0"), cpus[:1], split=True) == [(0, 50)] * 2
     if len(cpus) >= 2:
         assert wait_budgets(tmp_path / "two-cores", ("h0", "h1"), cpus[:2]) == [(5, 2000)] * 2
