@@ -104,8 +104,9 @@ def test_choices_follow_the_cost_model(tmp_path):
     costly = choices(tmp_path / "2x2-20us", [0, 0, 1, 1], message_us=20)
     assert costly[8][0] == "leader", costly
     # and so does a small AlltoAll (one message between the hosts each way, not two per
-    # rank), while the leaders' copies inside the host cost less than what they spare
-    assert [costly[s][5] for s in (8, 4 << 20)] == ["leader", "pairwise"], costly
+    # rank), while the leaders' copies inside the host cost less than what they spare:
+    # at 64 KiB still, their copies in cache
+    assert [costly[s][5] for s in (8, 64 << 10, 4 << 20)] == ["leader", "leader", "pairwise"], costly
     # Where each costs 40 us (against 50 us of latency), a small Broadcast or Reduce on 4x1
     # goes along a chain between hosts (one message in and one out at each) rather than a
     # star (three at the root) or flat (three at the root)

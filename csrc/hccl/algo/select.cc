@@ -43,6 +43,18 @@ double leader_halving_time(const Ctx &x, double S) {
 constexpr double kFoldBytesPerSecond = 20e9;
 double late_fold(double buffers, double S) { return (buffers + 1) * S / kFoldBytesPerSecond; }
 
+// The leaders' copies of a small AlltoAll (gathering their hosts' buffers,
+// handing out the results): while they fit in cache they move at about the
+// fold's speed, not at shared memory's 5 GB/s from memory. Priced at 5 GB/s,
+// pairwise took over at about 7 KiB on 2x2 and 27 KiB on 4x2, where the
+// leaders were 6% and 24% faster (1 Gbit/s; paired, 8 and 16 KiB) and kept
+// up to about 64 and 128 KiB. On 8x2 the leaders' 1 MiB of copies for a 256
+// KiB AlltoAll made them 16% slower than pairwise: so half a MiB.
+constexpr double kCacheBytes = 512 << 10;
+double leader_copies(double bytes) {
+  return kShm.time(2, 0) + bytes / (bytes <= kCacheBytes ? kFoldBytesPerSecond : 1 / kShm.beta);
+}
+
 // One step of H - 1 buffers and messages at a host: the leaders' exchange
 // (every leader to every other), and a tree's star between hosts (below).
 double star_time(const Ctx &x, double S) {
@@ -89,7 +101,7 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
     // Both carry L(n-L)/n S over a host's link.
     const double cross = L * (n - L) / n * S;
     c.push_back({Algo::kPairwise, net.time(1, cross) + kShm.time(1, (L - 1) / n * S) + msgs(x, n - Lmin)});
-    if (leader_ok && L > 1) c.push_back({Algo::kLeader, net.time(1, cross) + kShm.time(2, 2 * L * S) + msgs(x, H - 1)});
+    if (leader_ok && L > 1) c.push_back({Algo::kLeader, net.time(1, cross) + leader_copies(2 * L * S) + msgs(x, H - 1)});
   } else if (x.spec.kind == OpKind::kAllReduce) {
     if (x.n <= kFlatRanks)
       c.push_back({Algo::kFlat,
