@@ -52,7 +52,7 @@ double late_fold(double buffers, double S) { return (buffers + 1) * S / kFoldByt
 // KiB AlltoAll made them 16% slower than pairwise: so half a MiB.
 constexpr double kCacheBytes = 512 << 10;
 double leader_copies(double bytes) {
-  return kShm.time(2, 0) + bytes / (bytes <= kCacheBytes ? kFoldBytesPerSecond : 1 / kShm.beta);
+  return bytes <= kCacheBytes ? kShm.time(2, 0) + bytes / kFoldBytesPerSecond : kShm.time(2, bytes);
 }
 
 // One step of H - 1 buffers and messages at a host: the leaders' exchange

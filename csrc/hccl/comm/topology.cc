@@ -3,7 +3,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <cstdio>
 #include <cstring>
 
@@ -44,14 +43,7 @@ bool HostIdentity::same_machine(const HostIdentity &o) const {
 int ranks_on_machine(const std::vector<HostIdentity> &ids, int rank) {
   int n = 0;
   for (const HostIdentity &id : ids) n += id.same_machine(ids[rank]);
-  // The most any communicator of this process has counted: one split off
-  // (torch's new_group, HcclCreateSubCommConfig) knows only its members, yet
-  // its ranks share the cores with the whole job's.
-  static std::atomic<int> most{0};
-  int seen = most.load();
-  while (n > seen && !most.compare_exchange_weak(seen, n)) {
-  }
-  return n > seen ? n : seen;
+  return n;
 }
 
 Topology build_topology(const std::vector<HostIdentity> &ids) {

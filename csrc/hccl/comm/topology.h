@@ -27,8 +27,7 @@ struct HostIdentity {
   bool same_machine(const HostIdentity &o) const;
 };
 
-// How many of `ids` run on the machine of ids[rank] (same_machine), or more
-// where another communicator of this process counted more.
+// How many of `ids` run on the machine of ids[rank] (same_machine).
 int ranks_on_machine(const std::vector<HostIdentity> &ids, int rank);
 
 // Groups ranks by identity (ids[r] is rank r's).

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <ctime>
 
 #include "common/env.h"
@@ -20,6 +21,18 @@ int usable_cpus() {
   if (sched_getaffinity(0, sizeof(set), &set) == 0) return CPU_COUNT(&set);
   long n = sysconf(_SC_NPROCESSORS_ONLN);
   return n > 0 ? static_cast<int>(n) : 1;
+}
+
+// The most ranks on this machine any communicator of this process has
+// counted, `n` included: one split off (torch's new_group,
+// HcclCreateSubCommConfig) knows only its members, yet its ranks share the
+// cores with the whole job's.
+int most_machine_ranks(int n) {
+  static std::atomic<int> most{0};
+  int seen = most.load();
+  while (n > seen && !most.compare_exchange_weak(seen, n)) {
+  }
+  return std::max(n, seen);
 }
 
 }  // namespace
@@ -37,7 +50,7 @@ void Waiter::set_exec_timeout(int seconds) {
 }
 
 void Waiter::set_spin(int machine_ranks, bool remote_peers) {
-  bool oversubscribed = machine_ranks > usable_cpus();
+  bool oversubscribed = most_machine_ranks(machine_ranks) > usable_cpus();
   spin_ns_ = 1000 * common::env_int("PYHCCL_SPIN_US", oversubscribed ? 0 : 5, 0, 1000000);
   yield_.configure(1000 * common::env_int("PYHCCL_YIELD_US", remote_peers ? 2000 : 50, 0, 1000000));
   arrive_ns_ = 1000 * common::env_int("PYHCCL_INLINE_US", 20, 0, 1000000);

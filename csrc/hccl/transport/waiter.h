@@ -91,8 +91,9 @@ class Waiter {
   int exec_timeout_s() const { return timeout_s_; }
   // Busy-wait and yield budgets (PYHCCL_SPIN_US, PYHCCL_YIELD_US); no
   // spinning when the ranks on this machine (one kernel, whatever host they
-  // count as) outnumber its usable cores: a spinning rank holds a core that
-  // the rank it waits for may need. With peers on other
+  // count as; the most any communicator of this process counted) outnumber
+  // its usable cores: a spinning rank holds a core that the rank it waits for
+  // may need. With peers on other
   // hosts a wait yields 2 ms by default: it sleeps in poll(), and waking from
   // a socket there costs more than from the doorbell (a rank that slept held
   // up the next step of its peers: small collectives ran at half speed).
