@@ -277,8 +277,11 @@ HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
     if (crc_) {  // ready bytes do not change, so a sum after they went is theirs
       // What went last is in cache now: the kernel just copied it.
       sum_sent(s, *t, t->done);
-      // The last window is summed first, so the trailer goes out with it.
-      if (ready == t->bytes && t->bytes - s.tx_crc_at <= kCrcWindow) sum_sent(s, *t, t->bytes);
+      // A message of one window is summed first, so one call carries it and
+      // its trailer. A larger one's last window is summed after it went too,
+      // and the trailer follows on its own: summed before, in a 64 MiB
+      // AllReduce between two hosts, those windows took 5.5 GB/s (20 after).
+      if (ready == t->bytes && t->bytes <= kCrcWindow) sum_sent(s, *t, t->bytes);
       if (s.tx_crc_at < t->bytes) ready = std::min(ready, t->done + kCrcWindow);
     }
     if (header_waits(s, *t)) return HCCL_SUCCESS;
@@ -295,7 +298,11 @@ HcclResult TcpConnection::send_some(Sock &s, bool *moved, WaitError *err) {
       msghdr mh{};
       mh.msg_iov = iov;
       mh.msg_iovlen = n;
-      ssize_t w = sendmsg(s.fd, &mh, MSG_DONTWAIT | MSG_NOSIGNAL);
+      int flags = MSG_DONTWAIT | MSG_NOSIGNAL;
+      // The trailer follows once the last bytes are summed: the kernel holds
+      // the last part-filled segment for it rather than send it alone.
+      if (crc_ && ready == t->bytes && s.tx_crc_at < t->bytes) flags |= MSG_MORE;
+      ssize_t w = sendmsg(s.fd, &mh, flags);
       if (w < 0) {
         if (errno == EINTR) continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK) return HCCL_SUCCESS;
