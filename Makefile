@@ -188,21 +188,23 @@ torch-venv: build $(TORCH_VENV)/.installed
 # mpiexec, at 1, 2 and 4 ranks. Tests that start jobs of their own (a killed rank, Ctrl-C,
 # tcp:// and file://) run in the 1-rank sessions, DDP/FSDP2 training in the 2-rank ones.
 TORCH_TESTS := -c tests/torch_backend/pytest.ini -q tests/torch_backend $(PYTEST_ARGS)
+# torchrun (--standalone: a free port of its own) keeps a log folder per job, in /tmp
+# unless --log-dir says where: here, removed before each target.
+TORCHRUN_LOGS := build/torchrun-logs
+TORCHRUN := $(TORCH_VENV)/bin/torchrun --standalone --log-dir $(TORCHRUN_LOGS) --nproc-per-node
 test-torch: torch-venv
-	@status=0; for n in 1 2 4; do \
+	@rm -rf $(TORCHRUN_LOGS); status=0; for n in 1 2 4; do \
 	  echo "=== tests/torch_backend under torchrun, $$n rank(s) ==="; \
-	  timeout 600 $(TORCH_VENV)/bin/torchrun --standalone --nproc-per-node $$n \
-	    -m pytest $(TORCH_TESTS) || status=1; \
+	  timeout 600 $(TORCHRUN) $$n -m pytest $(TORCH_TESTS) || status=1; \
 	  echo "=== tests/torch_backend under mpiexec, $$n rank(s) ==="; \
 	  timeout 600 $(TORCH_VENV)/bin/mpiexec -n $$n $(TORCH_PY) -m pytest $(TORCH_TESTS) || status=1; \
 	done; exit $$status
 
-# The torch examples at 2 ranks with short settings: under torchrun (--standalone: a free
-# port of its own), and torch_ddp.py under mpiexec too; torch_tp.py reads torch_ddp.py's
-# checkpoint and runs both of its ways (DTensor where it works, explicit AllReduces).
-TORCHRUN := $(TORCH_VENV)/bin/torchrun --standalone --nproc-per-node
+# The torch examples at 2 ranks with short settings: under torchrun, and torch_ddp.py
+# under mpiexec too; torch_tp.py reads torch_ddp.py's checkpoint and runs both of its ways
+# (DTensor where it works, explicit AllReduces).
 test-torch-examples: torch-venv
-	mkdir -p $(EXAMPLE_OUT)
+	rm -rf $(TORCHRUN_LOGS); mkdir -p $(EXAMPLE_OUT)
 	timeout 300 $(TORCHRUN) 2 examples/torch_ddp.py --steps 12 --checkpoint $(EXAMPLE_OUT)/torchgpt.pt
 	timeout 300 $(TORCHRUN) 2 examples/torch_fsdp.py --steps 6
 	timeout 300 $(TORCHRUN) 2 examples/torch_tp.py --new-tokens 8 --checkpoint $(EXAMPLE_OUT)/torchgpt.pt
