@@ -226,8 +226,11 @@ class Cluster:
            "for f in all default; do p=/proc/sys/net/ipv6/conf/$f/disable_ipv6; "
            "if [ -e $p ]; then echo 1 > $p; fi; done; ip link set lo up")
         if self.congestion:
+            # the host's default, where the kernel lets a namespace choose one that is
+            # not in tcp_allowed_congestion_control (some refuse: the route below holds)
             sh("ip", "netns", "exec", host.name, "sh", "-c",
-               f"echo {self.congestion} > /proc/sys/net/ipv4/tcp_congestion_control")
+               f"echo {self.congestion} > /proc/sys/net/ipv4/tcp_congestion_control",
+               check=False)
         sh("ip", "link", "add", host.veth, "mtu", str(self.mtu), "type", "veth",
            "peer", "name", IFNAME, "mtu", str(self.mtu), "netns", host.name)
         simnet.no_ipv6(host.veth)
@@ -235,6 +238,11 @@ class Cluster:
         sh("ip", "link", "set", host.veth, "up")
         sh("ip", "-n", host.name, "addr", "add", f"{host.ip}/24", "dev", IFNAME)
         sh("ip", "-n", host.name, "link", "set", IFNAME, "up")
+        if self.congestion:
+            # every connection between hosts takes its congestion control from this
+            # route, whatever the kernel allows namespaces to set as their default
+            sh("ip", "-n", host.name, "route", "replace", str(self.subnet), "dev", IFNAME,
+               "proto", "kernel", "scope", "link", "src", host.ip, "congctl", self.congestion)
         # the host's own /dev/shm, bound over /dev/shm by nsexec: shared by the host's
         # processes only, as on a real host, and gone with the host
         shm = simnet.SHM / host.name

@@ -27,6 +27,14 @@ CLIENT = ("import socket, sys, time\n"
           "s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=float(sys.argv[4]))\n"
           "t = time.monotonic(); s.sendall(b'x' * int(sys.argv[3])); s.shutdown(socket.SHUT_WR)\n"
           "n = s.recv(64); print(n.decode(), time.monotonic() - t)\n")
+_CC = "s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).rstrip(bytes(1)).decode()"
+CONGESTION_SERVER = ("import socket, sys\n"
+                     "l = socket.socket(); l.bind((sys.argv[1], 0)); l.listen()\n"
+                     "print(l.getsockname()[1], flush=True)\n"
+                     f"s, _ = l.accept(); print({_CC}, flush=True); s.recv(1)\n")
+CONGESTION_CLIENT = ("import socket, sys\n"
+                     "s = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=10)\n"
+                     f"print({_CC}); s.close()\n")
 
 
 @pytest.fixture(scope="module")
@@ -131,14 +139,24 @@ def test_shaping_is_applied(cluster):
 
 @pytest.mark.timeout(30, method="signal")
 def test_hosts_use_the_chosen_congestion_control(cluster):
-    """cubic on every host whatever the machine's default (where the kernel has it); an
-    unknown one is refused."""
+    """cubic on both ends of every connection between hosts, whatever the machine's
+    default and the congestion controls it lets namespaces choose (where the kernel has
+    cubic); an unknown one is refused."""
     if simhosts.DEFAULT_CONGESTION in simhosts.simnet.available_congestion():
         assert cluster.congestion == simhosts.DEFAULT_CONGESTION
     want = cluster.congestion or Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip()
-    for host in cluster.hosts:
-        got = cluster.run(host, ["cat", "/proc/sys/net/ipv4/tcp_congestion_control"])
-        assert got.stdout.strip() == want, got
+    for src, dst in [(0, 1), (3, 2)]:
+        ip = cluster.host(dst).ip
+        server = cluster.popen(dst, [PYTHON, "-c", CONGESTION_SERVER, ip], stdout=subprocess.PIPE,
+                               text=True)
+        try:
+            port = int(server.stdout.readline())
+            client = cluster.run(src, [PYTHON, "-c", CONGESTION_CLIENT, ip, port], timeout=20)
+            assert client.returncode == 0, client.stderr
+            assert [client.stdout.strip(), server.stdout.readline().strip()] == [want, want]
+        finally:
+            server.kill()
+            server.wait()
     with pytest.raises(simhosts.SimHostsError, match="not available"):
         simhosts.Cluster(1, congestion="no-such-algorithm")
 
