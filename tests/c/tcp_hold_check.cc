@@ -37,7 +37,7 @@ using hccl::tcp::TcpConnection;
 
 constexpr int kSocks = 2;
 constexpr int kHeld = 16;  // TcpConnection::kHeldMsgs
-constexpr size_t kHeldPayload = 1024, kHeldBytes = 8192;  // TcpConnection's
+constexpr size_t kHeldPayload = 4096, kHeldBytes = 8192;  // TcpConnection's
 
 // Rank 0's connection to rank 1 and rank 1's to rank 0, over socket pairs.
 struct Pair {

@@ -95,8 +95,10 @@ class TcpConnection final : public Connection {
   // of this communicator; data as soon as a wait is not done at once
   // (Engine::flush_data): holding pays where operations complete without
   // waiting, as a Broadcast's root's or a Reduce's leaves' do.
+  // Payloads up to 4 KiB: with 1 KiB, queued 2 KiB Broadcasts sent one message
+  // each and ran at half the link's rate in some runs (docs/TRANSPORT.md).
   static constexpr int kHeldMsgs = 16;
-  static constexpr size_t kHeldPayload = 1024, kHeldBytes = 8192;
+  static constexpr size_t kHeldPayload = 4096, kHeldBytes = 8192;
   // A send's header as it goes out, held or not (with kMsgCrc when summed).
   MsgHeader wire_header(const Transfer &t) const;
   // Whether the front send `t` may be held: it is lazy and small, and its
