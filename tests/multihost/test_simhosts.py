@@ -1,5 +1,6 @@
 """The simulated-hosts harness itself: hosts, links, shaping, clean-up, and MPI jobs across
 hosts (mpi4py only: these pass without pyhccl's cross-host transport)."""
+import contextlib
 import json
 import os
 import signal
@@ -47,27 +48,30 @@ def cluster():
 ours = mhtest.leftovers
 
 
+@contextlib.contextmanager
+def server_on(cluster, host, script):
+    """`script` (which prints its port first) serving on `host` (None: the launcher's side,
+    at the bridge); yields (its address, its port, the process), killed on the way out."""
+    ip = cluster.bridge_ip if host is None else cluster.host(host).ip
+    argv = [PYTHON, "-c", script, ip]
+    server = (subprocess.Popen(argv, stdout=subprocess.PIPE, text=True) if host is None
+              else cluster.popen(host, argv, stdout=subprocess.PIPE, text=True))
+    try:
+        yield ip, int(server.stdout.readline()), server
+    finally:
+        server.kill()
+        server.wait()
+
+
 def transfer(cluster, src, server_host, nbytes, timeout=10.0):
     """Send nbytes from host `src` to a server on `server_host` (None: the launcher's side,
     at the bridge); return (bytes the server got, seconds)."""
-    if server_host is None:
-        ip = cluster.bridge_ip
-        server = subprocess.Popen([PYTHON, "-c", ECHO_SERVER, ip], stdout=subprocess.PIPE,
-                                  text=True)
-    else:
-        ip = cluster.host(server_host).ip
-        server = cluster.popen(server_host, [PYTHON, "-c", ECHO_SERVER, ip],
-                               stdout=subprocess.PIPE, text=True)
-    try:
-        port = int(server.stdout.readline())
+    with server_on(cluster, server_host, ECHO_SERVER) as (ip, port, _):
         out = cluster.run(src, [PYTHON, "-c", CLIENT, ip, port, nbytes, timeout],
                           timeout=timeout + 10)
         assert out.returncode == 0, out.stderr
         got, seconds = out.stdout.split()
         return int(got), float(seconds)
-    finally:
-        server.kill()
-        server.wait()
 
 
 @pytest.mark.timeout(60, method="signal")
@@ -146,17 +150,10 @@ def test_hosts_use_the_chosen_congestion_control(cluster):
         assert cluster.congestion == simhosts.DEFAULT_CONGESTION
     want = cluster.congestion or Path("/proc/sys/net/ipv4/tcp_congestion_control").read_text().strip()
     for src, dst in [(0, 1), (3, 2)]:
-        ip = cluster.host(dst).ip
-        server = cluster.popen(dst, [PYTHON, "-c", CONGESTION_SERVER, ip], stdout=subprocess.PIPE,
-                               text=True)
-        try:
-            port = int(server.stdout.readline())
+        with server_on(cluster, dst, CONGESTION_SERVER) as (ip, port, server):
             client = cluster.run(src, [PYTHON, "-c", CONGESTION_CLIENT, ip, port], timeout=20)
             assert client.returncode == 0, client.stderr
             assert [client.stdout.strip(), server.stdout.readline().strip()] == [want, want]
-        finally:
-            server.kill()
-            server.wait()
     with pytest.raises(simhosts.SimHostsError, match="not available"):
         simhosts.Cluster(1, congestion="no-such-algorithm")
 
