@@ -113,6 +113,11 @@ PathFn path_fn(Crc32cPath path) {
                      __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.2")
                  ? crc32c_detail::vpclmul
                  : nullptr;
+    case Crc32cPath::kMixed:
+      return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("vpclmulqdq") &&
+                     __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.2")
+                 ? crc32c_detail::mixed
+                 : nullptr;
     case Crc32cPath::kPclmul:
       return __builtin_cpu_supports("pclmul") && __builtin_cpu_supports("sse4.2")
                  ? crc32c_detail::pclmul
@@ -121,6 +126,7 @@ PathFn path_fn(Crc32cPath path) {
       return __builtin_cpu_supports("sse4.2") ? crc32c_detail::sse42 : nullptr;
 #else
     case Crc32cPath::kVpclmul:
+    case Crc32cPath::kMixed:
     case Crc32cPath::kPclmul:
     case Crc32cPath::kSse42:
       return nullptr;
@@ -145,7 +151,7 @@ uint32_t crc32c(uint32_t crc, const void *data, size_t n) {
 }
 
 const char *crc32c_path_name(Crc32cPath path) {
-  static const char *const names[kCrc32cPaths] = {"vpclmul", "pclmul", "sse4.2", "table"};
+  static const char *const names[kCrc32cPaths] = {"vpclmul", "mixed", "pclmul", "sse4.2", "table"};
   return names[static_cast<int>(path)];
 }
 
