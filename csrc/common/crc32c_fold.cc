@@ -56,14 +56,18 @@ PCLMUL_TARGET inline __m128i load(const unsigned char *p) {
   return _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
 }
 
+// One 16-byte block as a CRC register: the crc32 instruction over it from zero.
+PCLMUL_TARGET inline uint32_t reduce(__m128i x) {
+  const uint64_t reg = _mm_crc32_u64(0, static_cast<uint64_t>(_mm_cvtsi128_si64(x)));
+  return static_cast<uint32_t>(_mm_crc32_u64(reg, static_cast<uint64_t>(_mm_extract_epi64(x, 1))));
+}
+
 // Folds the 16-byte blocks left in p[0, n) into `x`, reduces it and runs the
 // last n % 16 bytes.
 PCLMUL_TARGET inline uint32_t finish(__m128i x, const unsigned char *p, size_t n) {
   const __m128i k = constants(k16);
   for (; n >= 16; p += 16, n -= 16) x = fold(x, k, load(p));
-  uint64_t reg = _mm_crc32_u64(0, static_cast<uint64_t>(_mm_cvtsi128_si64(x)));
-  reg = _mm_crc32_u64(reg, static_cast<uint64_t>(_mm_extract_epi64(x, 1)));
-  return sse42(static_cast<uint32_t>(reg), p, n);
+  return sse42(reduce(x), p, n);
 }
 
 // Below these the crc32 instruction alone is as fast (measured on AMD EPYC):
@@ -201,11 +205,6 @@ MIXED_TARGET inline __m256i load256(const unsigned char *p) {
 // A register's two 16-byte blocks as one block (the first folded onto the second).
 MIXED_TARGET inline __m128i halves(__m256i y) {
   return fold(_mm256_castsi256_si128(y), constants(k16), _mm256_extracti128_si256(y, 1));
-}
-
-MIXED_TARGET inline uint32_t reduce(__m128i x) {
-  const uint64_t reg = _mm_crc32_u64(0, static_cast<uint64_t>(_mm_cvtsi128_si64(x)));
-  return static_cast<uint32_t>(_mm_crc32_u64(reg, static_cast<uint64_t>(_mm_extract_epi64(x, 1))));
 }
 
 // Four 256-bit lanes, 128 bytes a round; n >= 128.
