@@ -94,6 +94,12 @@ PCLMUL_TARGET inline uint32_t fold4x128(uint32_t reg, const unsigned char *p, si
   return finish(x, p, n);
 }
 
+// What the wider paths leave below their rounds: the 128-bit lanes from
+// kPclmulMin, the crc32 instruction below that.
+PCLMUL_TARGET inline uint32_t rest128(uint32_t reg, const unsigned char *p, size_t n) {
+  return n < kPclmulMin ? sse42(reg, p, n) : fold4x128(reg, p, n);
+}
+
 }  // namespace
 
 // 128-bit folding is slower than the crc32 instruction's three streams where
@@ -106,7 +112,7 @@ PCLMUL_TARGET uint32_t pclmul(uint32_t reg, const unsigned char *p, size_t n) {
     p += done;
     n -= done;
   }
-  return n < kPclmulMin ? sse42(reg, p, n) : fold4x128(reg, p, n);
+  return rest128(reg, p, n);
 }
 
 namespace {
@@ -132,7 +138,7 @@ VPCLMUL_TARGET inline __m512i load512(const unsigned char *p) { return _mm512_lo
 }  // namespace
 
 VPCLMUL_TARGET uint32_t vpclmul(uint32_t reg, const unsigned char *p, size_t n) {
-  if (n < kVpclmulMin) return n < kPclmulMin ? sse42(reg, p, n) : fold4x128(reg, p, n);
+  if (n < kVpclmulMin) return rest128(reg, p, n);
   __m512i z0 = _mm512_xor_si512(load512(p), _mm512_zextsi128_si512(_mm_cvtsi32_si128(static_cast<int>(reg))));
   __m512i z1 = load512(p + 64), z2 = load512(p + 128), z3 = load512(p + 192);
   p += 256;
@@ -264,8 +270,7 @@ MIXED_TARGET inline uint32_t mixed_round(uint32_t reg, const unsigned char *p) {
 
 MIXED_TARGET uint32_t mixed(uint32_t reg, const unsigned char *p, size_t n) {
   for (; n >= kMixedRound; p += kMixedRound, n -= kMixedRound) reg = mixed_round(reg, p);
-  if (n >= kFold4x256Min) return fold4x256(reg, p, n);
-  return n < kPclmulMin ? sse42(reg, p, n) : fold4x128(reg, p, n);
+  return n >= kFold4x256Min ? fold4x256(reg, p, n) : rest128(reg, p, n);
 }
 
 #undef MIXED_TARGET
