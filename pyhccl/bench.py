@@ -7,14 +7,16 @@ Flags follow nccl-tests / hccl_test: -b/-e smallest/largest size in bytes
 (K, M, G suffixes), -f factor between sizes, -n timed iterations, -w warm-up
 iterations, -c check results (1) or not (0), -d data type, -o reduction op,
 -r root; --op picks the collective; -z 1 synchronizes after every operation
-(round trips). Per size: warm-up, then `iters` operations enqueued on one
-stream and one synchronize (with -z 1, one each); the time per op is the
-slowest rank's elapsed time / iters. algbw = S / time (GB = 1e9 bytes),
-busbw = algbw x the collective's factor (docs/performance.rst). The check
-uses small integers, whose reduction is exact in every type, and counts the
-wrong elements over all ranks; it is not timed. --compare mpi times mpi4py on
-the same sizes in the same run, alternating which goes first, and adds its
-time, busbw and the ratio mpi time / pyhccl time.
+(round trips). The job first runs the first size for --warmup-s seconds (each
+library in turn): a job's first operations run slower. Per size: warm-up,
+then `iters` operations enqueued on one stream and one synchronize (with
+-z 1, one each); the time per op is the slowest rank's elapsed time / iters.
+algbw = S / time (GB = 1e9 bytes), busbw = algbw x the collective's factor
+(docs/performance.rst). The check uses small integers, whose reduction is
+exact in every type, and counts the wrong elements over all ranks; it is not
+timed. --compare mpi times mpi4py on the same sizes in the same run,
+alternating which goes first, and adds its time, busbw and the ratio mpi
+time / pyhccl time.
 """
 
 import argparse
@@ -193,6 +195,19 @@ def timed(case: Case, impl: str, iters: int, warmup: int, stream: pyhccl.Stream,
     return float(np.median(samples))
 
 
+def warm_up_job(case: Case, impls: List[str], seconds: float, stream: pyhccl.Stream) -> None:
+    """The first operations of a job run slower, for either library, until about 0.2 s
+    in (benchmarks/README.md): whichever went first at the first size read slow. So the
+    job runs the first size, each library in turn, for `seconds` (rank 0's clock) first."""
+    runs = {"pyhccl": case.run_pyhccl, "mpi": case.run_mpi}
+    chunk = max(1, min(10, int(2e8 // max(case.nbytes, 1))))   # a few at the largest sizes
+    t0 = time.perf_counter()
+    while case.mpi.bcast(time.perf_counter() - t0 < seconds, root=0):
+        for impl in impls:
+            if impl == "pyhccl" or case.mpi_ok:
+                runs[impl](chunk, stream)
+
+
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m pyhccl.bench", description=__doc__,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -203,6 +218,9 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
     p.add_argument("-f", "--stepfactor", type=int, default=2)
     p.add_argument("-n", "--iters", type=int, default=20)
     p.add_argument("-w", "--warmup_iters", type=int, default=5)
+    p.add_argument("--warmup-s", dest="warmup_s", type=float, default=0.5,
+                   help="before the first size, run the first size's operations for this "
+                        "many seconds, each library in turn (default 0.5; 0: none)")
     p.add_argument("-c", "--check", type=int, default=1, choices=[0, 1])
     p.add_argument("-z", "--blocking", type=int, default=0, choices=[0, 1],
                    help="1: synchronize after every operation (the round trip a caller "
@@ -240,8 +258,8 @@ def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
         p.error("-b/-e: need 1 <= minbytes <= maxbytes")
     if args.stepfactor < 2:
         p.error("-f: the step factor must be at least 2")
-    if args.iters < 1 or args.warmup_iters < 0:
-        p.error("-n must be >= 1 and -w >= 0")
+    if args.iters < 1 or args.warmup_iters < 0 or args.warmup_s < 0:
+        p.error("-n must be >= 1, -w >= 0 and --warmup-s >= 0")
     return args
 
 
@@ -249,7 +267,7 @@ def header(args: argparse.Namespace, size: int) -> List[str]:
     lib = " ".join(MPI.Get_library_version().splitlines()[0].split()).split(",")[0]
     lines = [f"# pyhccl.bench {args.op} on {size} {'rank' if size == 1 else 'ranks'}, "
              f"dtype {args.dtype}, op {args.redop}, root {args.root}, iters {args.iters}, "
-             f"warm-up {args.warmup_iters}, {'round trips' if args.blocking else 'queued'}; pyhccl {pyhccl.__version__}, {lib}",
+             f"warm-up {args.warmup_iters} (job {args.warmup_s:g} s), {'round trips' if args.blocking else 'queued'}; pyhccl {pyhccl.__version__}, {lib}",
              f"# time: slowest rank per op (us{', median of %d runs' % args.repeats if args.repeats > 1 else ''}); algbw, busbw: GB/s"]
     cols = (f"#{'size(B)':>12} {'count':>11} {'type':>8} {'redop':>5} {'root':>4} "
             f"{'time':>10} {'algbw':>7} {'busbw':>7} {'#wrong':>6}")
@@ -321,6 +339,8 @@ def main(argv: Optional[List[str]] = None) -> int:
     if rank == 0:
         print("\n".join(header(args, size)), flush=True)
     rows: List[Dict[str, Any]] = []
+    if args.warmup_s > 0:
+        warm_up_job(Case(args, comm, mpi, args.minbytes), impls, args.warmup_s, stream)
     nbytes, step = args.minbytes, 0
     while nbytes <= args.maxbytes:
         case = Case(args, comm, mpi, nbytes)
@@ -365,7 +385,7 @@ def main(argv: Optional[List[str]] = None) -> int:
                 json.dump({"op": args.op, "dtype": args.dtype, "redop": args.redop,
                            "root": args.root, "ranks": size, "iters": args.iters,
                            "blocking": args.blocking,
-                           "warmup_iters": args.warmup_iters,
+                           "warmup_iters": args.warmup_iters, "warmup_s": args.warmup_s,
                            "mpi_library": MPI.Get_library_version().splitlines()[0].strip(),
                            "pyhccl": pyhccl.__version__, "rows": rows}, f, indent=1)
             print(f"# json: {args.json}")
