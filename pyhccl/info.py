@@ -58,7 +58,7 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_HOST_TAG", "unset", "added to the host identity (simulating hosts on one machine)"),
     ("PYHCCL_FAULT", "unset", "fault injection for tests"),
     ("PYHCCL_SPIN_US", "5 (0 when the ranks on this machine outnumber its CPUs)", "microseconds a wait spins"),
-    ("PYHCCL_YIELD_US", "50 (2000 with peers on other hosts)", "microseconds a wait yields before sleeping"),
+    ("PYHCCL_YIELD_US", "50 (2000 with peers on other hosts, 50 there with more than two ranks to a core)", "microseconds a wait yields before sleeping"),
     ("PYHCCL_INLINE_BYTES", "32768", "largest collective (bytes, all ranks) run on the calling thread"),
     ("PYHCCL_INLINE_US", "20", "microseconds a call waits for its peers to run a small op inline"),
     ("PYHCCL_REDUCE_PORTABLE", "unset", "1 disables the AVX2 fp16/bf16 reduction kernels (same results)"),

@@ -89,7 +89,7 @@ void log_setup(const Comm &c, const RankInfo &tuning, const LinkInfo &link) {
              "%s: rank %u of %u on device %d; %d host(s): %s; shm to %d peer(s) (%u x %llu B FIFOs), "
              "tcp to %d peer(s) (%u sockets each); algorithms: %s; flat up to %llu B, single copy "
              "from %llu B, chunks of %llu B; link between hosts: %.0f us (%s), %.2f Gbit/s (%s), "
-             "%.1f us per message (%s); waits spin %lld us, then yield %lld us",
+             "%.1f us per message (%s); waits spin %lld us, then yield %lld us (up to %lld us)",
              c.name.c_str(), c.rank, c.nranks, c.device, c.topo.nhosts(), hosts.c_str(), shm,
              tuning.slots, static_cast<unsigned long long>(tuning.slot_bytes), tcp,
              tuning.sockets_per_peer, forced.empty() ? "automatic" : forced.c_str(),
@@ -98,7 +98,8 @@ void log_setup(const Comm &c, const RankInfo &tuning, const LinkInfo &link) {
              static_cast<unsigned long long>(c.tuning.chunk_bytes), c.tuning.net.alpha * 1e6,
              link_source(c, link, kLatencyMeasured), 8e-9 / c.tuning.net.beta, link_source(c, link, kRateMeasured),
              c.tuning.net_message * 1e6, link_source(c, link, kMessageMeasured),
-             static_cast<long long>(c.engine->spin_ns() / 1000), static_cast<long long>(c.engine->yield_ns() / 1000));
+             static_cast<long long>(c.engine->spin_ns() / 1000), static_cast<long long>(c.engine->yield_base_ns() / 1000),
+             static_cast<long long>(c.engine->yield_max_ns() / 1000));
 }
 
 // Round 2: shared memory between the ranks of each host.

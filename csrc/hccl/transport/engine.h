@@ -107,7 +107,8 @@ class Engine {
   // yields when peers are on other hosts.
   void set_spin(int machine_ranks, bool remote_peers) { waiter_.set_spin(machine_ranks, remote_peers); }
   int64_t spin_ns() const { return waiter_.spin_ns(); }
-  int64_t yield_ns() const { return waiter_.yield_ns(); }
+  int64_t yield_base_ns() const { return waiter_.yield_base_ns(); }
+  int64_t yield_max_ns() const { return waiter_.yield_max_ns(); }
 
   Connection &conn(int peer) { return *conns[peer]; }
 

@@ -50,9 +50,16 @@ void Waiter::set_exec_timeout(int seconds) {
 }
 
 void Waiter::set_spin(int machine_ranks, bool remote_peers) {
-  bool oversubscribed = most_machine_ranks(machine_ranks) > usable_cpus();
-  spin_ns_ = 1000 * common::env_int("PYHCCL_SPIN_US", oversubscribed ? 0 : 5, 0, 1000000);
-  yield_.configure(1000 * common::env_int("PYHCCL_YIELD_US", remote_peers ? 2000 : 50, 0, 1000000));
+  const int ranks = most_machine_ranks(machine_ranks), cpus = usable_cpus();
+  spin_ns_ = 1000 * common::env_int("PYHCCL_SPIN_US", ranks > cpus ? 0 : 5, 0, 1000000);
+  // With peers on other hosts and more than two ranks to a core, yielding 2 ms took the
+  // cores from the ranks with work to do and from the kernel's network processing: a
+  // wait there yields as on one host, but stretched to at most kCrowdedYieldNs
+  // (docs/TRANSPORT.md, "How long a wait yields").
+  const bool crowded = remote_peers && ranks > 2 * cpus;
+  const int yield_us = remote_peers && !crowded ? 2000 : 50;
+  yield_.configure(1000 * common::env_int("PYHCCL_YIELD_US", yield_us, 0, 1000000),
+                   crowded ? kCrowdedYieldNs : common::YieldWindow::kMax);
   arrive_ns_ = 1000 * common::env_int("PYHCCL_INLINE_US", 20, 0, 1000000);
   watchdog_ns_ = 1000000000LL * common::env_int("PYHCCL_WATCHDOG_S", 30, 0, 1 << 30);
   order_check_ = common::env_int("PYHCCL_ORDER_CHECK", 1, 0, 1) != 0;
