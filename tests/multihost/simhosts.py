@@ -224,7 +224,10 @@ class Cluster:
         self.hosts.append(host)
         sh("ip", "netns", "exec", host.name, "sh", "-c",
            "for f in all default; do p=/proc/sys/net/ipv6/conf/$f/disable_ipv6; "
-           "if [ -e $p ]; then echo 1 > $p; fi; done; ip link set lo up")
+           "if [ -e $p ]; then echo 1 > $p; fi; done; ip link set lo up; "
+           # every job starts afresh, not from what its predecessors' connections
+           # learnt (docs/MULTIHOST_TESTING.md)
+           "echo 1 > /proc/sys/net/ipv4/tcp_no_metrics_save")
         if self.congestion:
             # the host's default, where the kernel lets a namespace choose one that is
             # not in tcp_allowed_congestion_control (some refuse: the route below holds)

@@ -158,6 +158,14 @@ def test_hosts_use_the_chosen_congestion_control(cluster):
         simhosts.Cluster(1, congestion="no-such-algorithm")
 
 
+def test_hosts_keep_no_tcp_metrics(cluster):
+    """Each job's connections start afresh, not from a window an earlier job's losses cut
+    (Linux keeps what TCP learnt of a destination between connections)."""
+    for host in cluster.hosts:
+        out = cluster.run(host, ["cat", "/proc/sys/net/ipv4/tcp_no_metrics_save"])
+        assert out.returncode == 0 and out.stdout.strip() == "1", out
+
+
 @pytest.mark.timeout(30, method="signal")
 def test_delay_needs_netem():
     """A delay is netem on what the host sends; a kernel without netem says so clearly."""

@@ -156,9 +156,9 @@ class Waiter {
   int64_t timeout_ns_ = 0;
   int64_t spin_ns_ = 0, arrive_ns_ = 0;
   common::YieldWindow yield_;
-  // On 2 cores, 16 ranks on 8 simulated hosts: 50 us stretched to 200 at most
-  // kept the handoffs of a hierarchical AllReduce (32 KiB took 2.1-2.5x as
-  // long without yielding) and most of what not yielding gained elsewhere.
+  // On 2 cores, 6-16 ranks on simulated hosts of 2: 50 us stretched to 200 at
+  // most kept the handoffs of a hierarchical AllReduce (32 KiB took 2.1-2.5x
+  // as long without yielding) and most of what not yielding gained elsewhere.
   static constexpr int64_t kCrowdedYieldNs = 200000;
   int64_t watchdog_ns_ = 0;  // first warning after this long without progress; 0: never
   bool order_check_ = true;  // PYHCCL_ORDER_CHECK: look for communicators used in opposite orders
