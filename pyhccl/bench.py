@@ -125,6 +125,10 @@ class Case:
             return rank_values(a.root, self.count, a.redop, a.dtype)
         return rank_values((r - 1) % n, self.count, a.redop, a.dtype)     # sendrecv ring
 
+    def runner(self, impl: str) -> Callable[[int, pyhccl.Stream], None]:
+        """run_pyhccl or run_mpi."""
+        return self.run_pyhccl if impl == "pyhccl" else self.run_mpi
+
     def run_pyhccl(self, iters: int, stream: pyhccl.Stream) -> None:
         c, a, coll = self.comm, self.args, self.args.op
         n, r = c.size, c.rank
@@ -183,7 +187,7 @@ def timed(case: Case, impl: str, iters: int, warmup: int, stream: pyhccl.Stream,
           repeats: int = 1) -> float:
     """Seconds per operation: the slowest rank's time for `iters` back-to-back ops, the
     median of `repeats` such runs (one unlucky run then shows as no dip)."""
-    run = case.run_pyhccl if impl == "pyhccl" else case.run_mpi
+    run = case.runner(impl)
     run(warmup, stream)
     samples = []
     for _ in range(repeats):
@@ -199,13 +203,12 @@ def warm_up_job(case: Case, impls: List[str], seconds: float, stream: pyhccl.Str
     """The first operations of a job run slower, for either library, until about 0.2 s
     in (benchmarks/README.md): whichever went first at the first size read slow. So the
     job runs the first size, each library in turn, for `seconds` (rank 0's clock) first."""
-    runs = {"pyhccl": case.run_pyhccl, "mpi": case.run_mpi}
     chunk = max(1, min(10, int(2e8 // max(case.nbytes, 1))))   # a few at the largest sizes
     t0 = time.perf_counter()
     while case.mpi.bcast(time.perf_counter() - t0 < seconds, root=0):
         for impl in impls:
             if impl == "pyhccl" or case.mpi_ok:
-                runs[impl](chunk, stream)
+                case.runner(impl)(chunk, stream)
 
 
 def parse_args(argv: Optional[List[str]]) -> argparse.Namespace:
@@ -339,11 +342,11 @@ def main(argv: Optional[List[str]] = None) -> int:
     if rank == 0:
         print("\n".join(header(args, size)), flush=True)
     rows: List[Dict[str, Any]] = []
-    if args.warmup_s > 0:
-        warm_up_job(Case(args, comm, mpi, args.minbytes), impls, args.warmup_s, stream)
     nbytes, step = args.minbytes, 0
     while nbytes <= args.maxbytes:
         case = Case(args, comm, mpi, nbytes)
+        if step == 0 and args.warmup_s > 0:
+            warm_up_job(case, impls, args.warmup_s, stream)
         # Fewer iterations for huge sizes keep a run short (at most ~2 GB moved per size).
         iters = max(1, min(args.iters, int(2e9 // max(case.nbytes, 1))))
         order = impls if step % 2 == 0 else impls[::-1]          # alternate who goes first
