@@ -213,9 +213,15 @@ void Batch::send_header(int peer) {
   xfers_.back().lazy = x_.next_queued();
 }
 
-const Region *Batch::recv_reduce(int peer, const void *src, void *dst, size_t bytes, Dep dep) {
-  return add(Transfer::kRecvReduce, peer, static_cast<const char *>(src), static_cast<char *>(dst),
-             bytes, dep);
+const Region *Batch::recv_reduce(int peer, const void *src, void *dst, size_t bytes, Dep dep,
+                                 const void *tail) {
+  const size_t first = xfers_.size();
+  const Region *r = add(Transfer::kRecvReduce, peer, static_cast<const char *>(src), static_cast<char *>(dst),
+                        bytes, dep);
+  size_t off = 0;
+  for (size_t i = first; tail != nullptr && i < xfers_.size(); off += xfers_[i++].bytes)
+    xfers_[i].tail = static_cast<const char *>(tail) + off;
+  return r;
 }
 
 HcclResult Batch::run() {

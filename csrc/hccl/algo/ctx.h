@@ -3,6 +3,8 @@
 //   send(peer, src, bytes)                  send
 //   recv(peer, dst, bytes)                  recv
 //   recv_reduce(peer, src, dst, bytes)      recv-reduce-copy: dst = src op received
+//   recv_reduce(.., dep, tail)              dst = src op received op tail (src
+//                                           may be null: received op tail)
 //   send(peer, dst, bytes, {region, off})   with a dependency: recv-reduce-send,
 //                                           the bytes go out as they are produced
 // Large transfers are cut into messages of at most tuning.chunk_bytes, so
@@ -77,7 +79,8 @@ class Batch {
   // `after`: nothing of src goes before all of that region came in.
   const Region *send(int peer, const void *src, size_t bytes, Dep dep = {}, const Region *after = nullptr);
   const Region *recv(int peer, void *dst, size_t bytes);
-  const Region *recv_reduce(int peer, const void *src, void *dst, size_t bytes, Dep dep = {});
+  const Region *recv_reduce(int peer, const void *src, void *dst, size_t bytes, Dep dep = {},
+                            const void *tail = nullptr);
   // A header-only receive the batch does not wait for: it completes during
   // later batches, or when the operation ends and the next one on its
   // stream is not of this communicator (comm/exec.cc, Engine::drain).

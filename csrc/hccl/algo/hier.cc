@@ -45,7 +45,8 @@ struct Folded {
 
 // Folds every local rank's copy of one block, in local order (so on one host
 // in rank order): ((x0 op x1) op x2) ... Local rank k's copy comes from it;
-// this rank's is `mine`, folded in through its own loopback connection.
+// this rank's, `mine`, joins the receive before it as its last operand
+// (recv_reduce's tail), so it is read where it lies, never sent to itself.
 // The result goes to `dst`, the partial sums before it to `tmp`.
 Folded local_fold(Batch &b, const Groups &g, int me, const char *mine, char *dst, char *tmp,
                   size_t bytes) {
@@ -53,13 +54,14 @@ Folded local_fold(Batch &b, const Groups &g, int me, const char *mine, char *dst
   Folded acc{mine, Dep{}};
   for (int k = 0; k < L; ++k) {
     const int p = g.local[k];
-    char *out = k == L - 1 ? dst : tmp;
-    if (k == 0) {
-      if (p != me) acc = Folded{out, Dep{b.recv(p, out, bytes), 0}};
-      continue;
-    }
-    if (p == me) b.send(me, mine, bytes);
-    acc = Folded{out, Dep{b.recv_reduce(p, acc.ptr, out, bytes, acc.dep), 0}};
+    if (p == me) continue;  // folded in by the step before (or the first operand)
+    const bool mine_next = k + 1 < L && g.local[k + 1] == me;
+    char *out = k == L - 1 || (k == L - 2 && mine_next) ? dst : tmp;
+    if (k == 0 && !mine_next)
+      acc = Folded{out, Dep{b.recv(p, out, bytes), 0}};
+    else
+      acc = Folded{out, Dep{b.recv_reduce(p, k == 0 ? nullptr : acc.ptr, out, bytes, acc.dep,
+                                          mine_next ? mine : nullptr), 0}};
   }
   return acc;
 }
@@ -98,7 +100,7 @@ HcclResult hier_all_reduce(Ctx &x, const Groups &g, const char *in, char *out, s
       b.send(q, in + (sq.lo + part.lo) * es, part.size() * es);
     }
   }
-  char *tmp = L > 2 || (L == 2 && g.li == 1) ? x.comm.scratch(0, si.size() * es) : nullptr;
+  char *tmp = L > 2 ? x.comm.scratch(0, si.size() * es) : nullptr;
   std::vector<Dep> acc(H);
   std::vector<const char *> acc_base(H);
   for (int k : order) {

@@ -19,8 +19,9 @@ HcclResult SelfConnection::progress(bool *moved, WaitError *err) {
     HcclResult rc = check_header(make_header(*s), *r, err);
     if (rc != HCCL_SUCCESS) return rc;
     if (r->kind == Transfer::kRecvReduce) {
-      const void *srcs[2] = {r->src, s->src};
-      if (r->bytes > 0) reduce(r->dtype, r->op, r->dst, srcs, 2, r->bytes / r->elem);
+      const void *srcs[3];
+      const int n = r->operands(0, s->src, srcs);
+      if (r->bytes > 0) reduce(r->dtype, r->op, r->dst, srcs, n, r->bytes / r->elem);
     } else if (r->bytes > 0 && r->dst != s->src) {
       std::memmove(r->dst, s->src, r->bytes);
     }

@@ -12,6 +12,14 @@ size_t Transfer::input_ready() const {
   return std::min(bytes, dep->ready(dep_off));
 }
 
+int Transfer::operands(size_t at, const void *received, const void *out[3]) const {
+  int n = 0;
+  if (src != nullptr) out[n++] = src + at;
+  out[n++] = received;
+  if (tail != nullptr) out[n++] = tail + at;
+  return n;
+}
+
 size_t Region::ready(size_t off) const {
   size_t base = 0, got = 0;
   for (const Transfer *t : parts_) {

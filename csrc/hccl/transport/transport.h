@@ -130,8 +130,11 @@ struct Transfer {
 
   Kind kind = kSend;
   int peer = -1;
-  const char *src = nullptr;  // send: the bytes; recv-reduce: the local operand
+  const char *src = nullptr;  // send: the bytes; recv-reduce: the local operand (or none)
   char *dst = nullptr;        // recv, recv-reduce: where the result goes (may equal src)
+  // recv-reduce: a second local operand, folded in after the received bytes
+  // (src op received op tail), readable at once; null: none.
+  const char *tail = nullptr;
   size_t bytes = 0;
   OpSig sig;                  // stamped on (send) or expected in (receive) the header
   HcclDataType dtype = HCCL_DATA_TYPE_INT8;  // recv-reduce: element type and op
@@ -161,6 +164,9 @@ struct Transfer {
 
   // Bytes of src that may be read now.
   size_t input_ready() const;
+  // recv-reduce: the operands for bytes from `at`, in fold order (src, the
+  // received bytes, tail; src and tail when set); returns how many.
+  int operands(size_t at, const void *received, const void *out[3]) const;
 };
 
 // A byte range produced by consecutive transfers (a chunked receive), that

@@ -105,8 +105,9 @@ HcclResult ShmConnection::recv_some(bool *moved, WaitError *err) {
       const char *payload = slot + sizeof(SlotHeader);
       if (t->kind == Transfer::kRecvReduce) {
         if (t->input_ready() < t->done + len) return HCCL_SUCCESS;  // local operand not ready yet
-        const void *srcs[2] = {t->src + t->done, payload};
-        if (len > 0) reduce(t->dtype, t->op, t->dst + t->done, srcs, 2, len / t->elem);
+        const void *srcs[3];
+        const int n = t->operands(t->done, payload, srcs);
+        if (len > 0) reduce(t->dtype, t->op, t->dst + t->done, srcs, n, len / t->elem);
       } else if (len > 0) {
         std::memcpy(t->dst + t->done, payload, len);
       }

@@ -439,8 +439,9 @@ HcclResult TcpConnection::recv_some(Sock &s, bool *moved, WaitError *err) {
         size_t whole = s.staged / t->elem * t->elem;
         size_t can = std::min(whole, (t->input_ready() - t->done) / t->elem * t->elem);
         if (can > 0) {
-          const void *srcs[2] = {t->src + t->done, s.stage.data()};
-          reduce(t->dtype, t->op, t->dst + t->done, srcs, 2, can / t->elem);
+          const void *srcs[3];
+          const int n = t->operands(t->done, s.stage.data(), srcs);
+          reduce(t->dtype, t->op, t->dst + t->done, srcs, n, can / t->elem);
           std::memmove(s.stage.data(), s.stage.data() + can, s.staged - can);
           s.staged -= can;
           t->done += can;
