@@ -166,7 +166,7 @@ Batch::Batch(Ctx &x) : sig(x.sig), dtype(x.op.dtype), elem(x.es > 0 ? x.es : 1),
 }
 
 const Region *Batch::add(Transfer::Kind kind, int peer, const char *src, char *dst, size_t bytes,
-                         Dep dep, const Region *after) {
+                         Dep dep, const Region *after, const char *tail) {
   regions_.emplace_back();
   Region *region = &regions_.back();
   size_t off = 0;
@@ -178,6 +178,7 @@ const Region *Batch::add(Transfer::Kind kind, int peer, const char *src, char *d
     t.peer = peer;
     t.src = src != nullptr ? src + off : nullptr;
     t.dst = dst != nullptr ? dst + off : nullptr;
+    t.tail = tail != nullptr ? tail + off : nullptr;
     t.bytes = len;
     t.sig = sig;
     t.dtype = dtype;
@@ -215,13 +216,8 @@ void Batch::send_header(int peer) {
 
 const Region *Batch::recv_reduce(int peer, const void *src, void *dst, size_t bytes, Dep dep,
                                  const void *tail) {
-  const size_t first = xfers_.size();
-  const Region *r = add(Transfer::kRecvReduce, peer, static_cast<const char *>(src), static_cast<char *>(dst),
-                        bytes, dep);
-  size_t off = 0;
-  for (size_t i = first; tail != nullptr && i < xfers_.size(); off += xfers_[i++].bytes)
-    xfers_[i].tail = static_cast<const char *>(tail) + off;
-  return r;
+  return add(Transfer::kRecvReduce, peer, static_cast<const char *>(src), static_cast<char *>(dst),
+             bytes, dep, nullptr, static_cast<const char *>(tail));
 }
 
 HcclResult Batch::run() {

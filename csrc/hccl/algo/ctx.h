@@ -107,7 +107,7 @@ class Batch {
 
  private:
   const Region *add(Transfer::Kind kind, int peer, const char *src, char *dst, size_t bytes, Dep dep,
-                    const Region *after = nullptr);
+                    const Region *after = nullptr, const char *tail = nullptr);
 
   Ctx &x_;
   size_t chunk_;

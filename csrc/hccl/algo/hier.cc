@@ -172,8 +172,8 @@ HcclResult hier_reduce_scatter(Ctx &x, const Groups &g, const char *in, char *ou
     const int j = index_in(g.local, q);
     for (int k : order) b.send(q, block(k, j), len(k, j));
   }
-  // Partial sums, when they cannot go to tmp.
-  char *part = H == 1 && L > 1 ? x.comm.scratch(1, len(0, g.li)) : nullptr;
+  // Partial sums, when they cannot go to tmp (two local ranks fold in one step).
+  char *part = H == 1 && L > 2 ? x.comm.scratch(1, len(0, g.li)) : nullptr;
   std::vector<Dep> acc(H);
   std::vector<const char *> acc_base(H);
   for (int k : order) {
