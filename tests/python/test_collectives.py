@@ -2,6 +2,7 @@
 communicators, DeviceArray and numpy buffers; exact expected values."""
 
 import hashlib
+import os
 import threading
 import weakref
 
@@ -9,7 +10,8 @@ import numpy as np
 import pytest
 
 import pyhccl
-from conftest import DTYPES, OPS, assert_all, sizes_for
+from conftest import DTYPES, OPS, SIZE, WORLD, assert_all, sizes_for
+from pyhccl.mpi import comm_from_mpi
 
 pytestmark = pytest.mark.mpi
 
@@ -361,3 +363,40 @@ def test_group_send_recv_both_ways(pair):
     del recv_left
     s.destroy()
     assert_all(ok and ref() is None, "grouped send/recv delivered wrong data")
+
+
+@pytest.mark.skipif(SIZE == 1, reason="needs local peers")
+def test_hier_inputs_read_in_place_stay_until_read(stream):
+    """Hier AllReduce and ReduceScatter on device memory let local peers read a rank's input
+    in place (Batch::send_stable): the operation must not end on a rank, freeing its input
+    for the next write on the stream, before every peer has read it. Each rank overwrites
+    its input right after each operation, on the same stream."""
+    old = os.environ.get("PYHCCL_ALGO")
+    os.environ["PYHCCL_ALGO"] = "allreduce:hier,reducescatter:hier"
+    try:
+        comm = comm_from_mpi(WORLD)
+    finally:
+        if old is None:
+            del os.environ["PYHCCL_ALGO"]
+        else:
+            os.environ["PYHCCL_ALGO"] = old
+    n = (1 << 20) + 7 * SIZE  # blocks of several slots, not all of one size
+    src = pyhccl.empty(n * SIZE, "float32")
+    dst, part = pyhccl.empty(n * SIZE, "float32"), pyhccl.empty(n, "float32")
+    bad = []
+    try:
+        for it in range(6):
+            src.set(np.full(n * SIZE, WORLD.rank + it, np.float32), stream=stream)
+            if it % 2 == 0:
+                comm.all_reduce(src, dst, op=pyhccl.SUM, stream=stream)
+            else:
+                comm.reduce_scatter(src, part, op=pyhccl.SUM, stream=stream)
+            src.fill(-1000.0, stream=stream)   # the next write to the input, queued at once
+            stream.synchronize()
+            want = SIZE * it + SIZE * (SIZE - 1) // 2
+            got = dst.get() if it % 2 == 0 else part.get()
+            if not (got == want).all():
+                bad.append((it, float(got.min()), float(got.max()), want))
+    finally:
+        comm.destroy()
+    assert_all(not bad, f"inputs overwritten before local peers read them: {bad}")

@@ -1,6 +1,9 @@
 #include "hccl/algo/ctx.h"
 
 #include "hccl/algo/board.h"
+#include "runtime/hostrt.h"
+
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <cstring>
@@ -166,7 +169,7 @@ Batch::Batch(Ctx &x) : sig(x.sig), dtype(x.op.dtype), elem(x.es > 0 ? x.es : 1),
 }
 
 const Region *Batch::add(Transfer::Kind kind, int peer, const char *src, char *dst, size_t bytes,
-                         Dep dep, const Region *after, const char *tail) {
+                         Dep dep, const Region *after, const char *tail, const MemDesc *shared) {
   regions_.emplace_back();
   Region *region = &regions_.back();
   size_t off = 0;
@@ -189,6 +192,11 @@ const Region *Batch::add(Transfer::Kind kind, int peer, const char *src, char *d
       t.dep_off = dep.off + off;
     }
     t.after = after;
+    if (shared != nullptr) {
+      t.shared = *shared;
+      t.shared.offset += off;
+      t.shared.bytes = len;
+    }
     region->add(&t);
     ptrs_.push_back(&t);
     off += len;
@@ -198,6 +206,33 @@ const Region *Batch::add(Transfer::Kind kind, int peer, const char *src, char *d
 
 const Region *Batch::send(int peer, const void *src, size_t bytes, Dep dep, const Region *after) {
   return add(Transfer::kSend, peer, static_cast<const char *>(src), nullptr, bytes, dep, after);
+}
+
+const Region *Batch::send_stable(int peer, const SharedBuffer &buf, const void *src, size_t bytes, Dep dep) {
+  if (buf.mem.fd < 0 || bytes < kSharedMinBytes) return send(peer, src, bytes, dep);
+  MemDesc at = buf.mem;
+  at.offset += static_cast<size_t>(static_cast<const char *>(src) - buf.base);
+  return add(Transfer::kSend, peer, static_cast<const char *>(src), nullptr, bytes, dep, nullptr, nullptr,
+             &at);
+}
+
+bool describe_device_memory(const void *p, size_t bytes, MemDesc *d) {
+  *d = MemDesc{};
+  if (p == nullptr || bytes == 0) return true;
+  hostrt::MemRegion r;
+  if (hostrt::locate_memory(p, bytes, &r, nullptr) != hostrt::MemKind::kDevice || r.fd < 0) return false;
+  struct stat st;
+  if (fstat(r.fd, &st) != 0) return false;
+  d->fd = r.fd;
+  d->ino = static_cast<uint64_t>(st.st_ino);
+  d->file_size = r.file_size;
+  d->offset = r.offset;
+  d->bytes = bytes;
+  return true;
+}
+
+SharedBuffer::SharedBuffer(const void *p, size_t bytes) : base(static_cast<const char *>(p)) {
+  if (!describe_device_memory(p, bytes, &mem)) mem = MemDesc{};
 }
 
 const Region *Batch::recv(int peer, void *dst, size_t bytes) {

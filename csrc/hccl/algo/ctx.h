@@ -72,12 +72,35 @@ struct Dep {
   Dep at(size_t more) const { return Dep{region, off + more}; }
 };
 
+// Whether [p, p + bytes) is device memory a local peer can map, and how
+// (for the single-copy algorithms and Batch::send_stable).
+bool describe_device_memory(const void *p, size_t bytes, MemDesc *d);
+
+// Sends from stable device memory of at least this many bytes go by
+// reference (Batch::send_stable); smaller ones copy, as before (a reference
+// makes the sender wait for the peer; measured only on operations of 4 MiB
+// and up).
+constexpr size_t kSharedMinBytes = 64 << 10;
+
+// A buffer of this operation as local peers could map it: `mem.fd` < 0 when it
+// is not device memory (then sends from it copy).
+struct SharedBuffer {
+  SharedBuffer() = default;
+  SharedBuffer(const void *base, size_t bytes);
+  const char *base = nullptr;
+  MemDesc mem;
+};
+
 class Batch {
  public:
   explicit Batch(Ctx &x);
 
   // `after`: nothing of src goes before all of that region came in.
   const Region *send(int peer, const void *src, size_t bytes, Dep dep = {}, const Region *after = nullptr);
+  // A send from `buf`'s device memory (src within it), which this rank does
+  // not write before the operation ends: a peer on this host reads it in
+  // place, where `buf` is device memory (Transfer::shared).
+  const Region *send_stable(int peer, const SharedBuffer &buf, const void *src, size_t bytes, Dep dep = {});
   const Region *recv(int peer, void *dst, size_t bytes);
   const Region *recv_reduce(int peer, const void *src, void *dst, size_t bytes, Dep dep = {},
                             const void *tail = nullptr);
@@ -107,7 +130,8 @@ class Batch {
 
  private:
   const Region *add(Transfer::Kind kind, int peer, const char *src, char *dst, size_t bytes, Dep dep,
-                    const Region *after = nullptr, const char *tail = nullptr);
+                    const Region *after = nullptr, const char *tail = nullptr,
+                    const MemDesc *shared = nullptr);
 
   Ctx &x_;
   size_t chunk_;

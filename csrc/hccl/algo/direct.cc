@@ -1,10 +1,6 @@
 #include "hccl/algo/direct.h"
 
-#include <sys/stat.h>
-
 #include <cstring>
-
-#include "runtime/hostrt.h"
 
 namespace hccl {
 namespace {
@@ -15,27 +11,13 @@ struct DirectDesc {
   MemDesc send, recv;
 };
 
-bool describe(const void *p, size_t bytes, MemDesc *d) {
-  *d = MemDesc{};
-  if (p == nullptr || bytes == 0) return true;
-  hostrt::MemRegion r;
-  if (hostrt::locate_memory(p, bytes, &r, nullptr) != hostrt::MemKind::kDevice || r.fd < 0) return false;
-  struct stat st;
-  if (fstat(r.fd, &st) != 0) return false;
-  d->fd = r.fd;
-  d->ino = static_cast<uint64_t>(st.st_ino);
-  d->file_size = r.file_size;
-  d->offset = r.offset;
-  d->bytes = bytes;
-  return true;
-}
-
 }  // namespace
 
 HcclResult direct_open(Ctx &x, const void *send, size_t send_bytes, void *recv, size_t recv_bytes,
                        bool *ok, PeerViews *views) {
   DirectDesc mine{};
-  mine.usable = describe(send, send_bytes, &mine.send) && describe(recv, recv_bytes, &mine.recv);
+  mine.usable = describe_device_memory(send, send_bytes, &mine.send) &&
+                describe_device_memory(recv, recv_bytes, &mine.recv);
   std::vector<DirectDesc> all(x.n);
   HcclResult rc = exchange(x, &mine, sizeof(mine), all.data());
   if (rc != HCCL_SUCCESS) return rc;

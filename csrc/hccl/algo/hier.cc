@@ -36,6 +36,15 @@ std::vector<int> local_peers(const Groups &g) {
   return out;
 }
 
+// [p, p + bytes) as local peers may read it in place (Batch::send_stable),
+// where it has any: not where the operation writes, [w, w + wbytes).
+SharedBuffer stable(const Groups &g, const char *p, size_t bytes, const char *w = nullptr,
+                    size_t wbytes = 0) {
+  const bool written = p < w + wbytes && w < p + bytes;
+  if (g.local.size() < 2 || bytes < kSharedMinBytes || written) return SharedBuffer{};
+  return SharedBuffer(p, bytes);
+}
+
 // Where a fold's result is: its bytes, and the region producing them (none
 // when the result is this rank's own input, untouched).
 struct Folded {
@@ -93,11 +102,12 @@ HcclResult hier_all_reduce(Ctx &x, const Groups &g, const char *in, char *out, s
   // on the first.
   const std::vector<int> peers = local_peers(g);
   const std::vector<int> order = blocks_from(g.h - 1, H);
+  const SharedBuffer input = stable(g, in, count * es, out, count * es);
   for (int q : peers) {
     const Span sq = split(count, L, index_in(g.local, q), es);
     for (int k : order) {
       const Span part = sub(sq, k);
-      b.send(q, in + (sq.lo + part.lo) * es, part.size() * es);
+      b.send_stable(q, input, in + (sq.lo + part.lo) * es, part.size() * es);
     }
   }
   char *tmp = L > 2 ? x.comm.scratch(0, si.size() * es) : nullptr;
@@ -137,10 +147,12 @@ HcclResult hier_all_reduce(Ctx &x, const Groups &g, const char *in, char *out, s
     }
   }
 
-  // 3. All-gather inside the host, block by block as they finish.
+  // 3. All-gather inside the host, block by block as they finish (and are
+  // not written again).
   const std::vector<int> finished = blocks_from(g.h, H);
+  const SharedBuffer slice = stable(g, out + si.lo * es, si.size() * es);
   for (int q : peers)
-    for (int k : finished) b.send(q, blk(k), blk_bytes(k), final[k]);
+    for (int k : finished) b.send_stable(q, slice, blk(k), blk_bytes(k), final[k]);
   for (int q : peers) {
     Span sq = split(count, L, index_in(g.local, q), es);
     for (int k : finished) {
@@ -168,9 +180,10 @@ HcclResult hier_reduce_scatter(Ctx &x, const Groups &g, const char *in, char *ou
   // the ring takes them (h - 1, h - 2, ... h), so that it starts on the first.
   const std::vector<int> peers = local_peers(g);
   const std::vector<int> order = blocks_from(g.h - 1, H);
+  const SharedBuffer input = stable(g, in, bl.extent(x.n), out, len(g.h, g.li));
   for (int q : peers) {
     const int j = index_in(g.local, q);
-    for (int k : order) b.send(q, block(k, j), len(k, j));
+    for (int k : order) b.send_stable(q, input, block(k, j), len(k, j));
   }
   // Partial sums, when they cannot go to tmp (two local ranks fold in one step).
   char *part = H == 1 && L > 2 ? x.comm.scratch(1, len(0, g.li)) : nullptr;

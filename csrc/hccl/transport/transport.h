@@ -125,6 +125,15 @@ class Region;
 
 // One posted transfer. The engine owns it until complete; the connection
 // moves its bytes and advances `done` (always a prefix of the range).
+// Device memory of a peer on the same host, as its owner described it.
+struct MemDesc {
+  int32_t fd = -1;         // memfd in the owner process
+  uint64_t ino = 0;        // its inode: a reused fd number is not taken for the old file
+  uint64_t file_size = 0;  // bytes to map from offset 0
+  uint64_t offset = 0;     // where the buffer starts in the file
+  uint64_t bytes = 0;
+};
+
 struct Transfer {
   enum Kind : uint8_t { kSend, kRecv, kRecvReduce };
 
@@ -145,6 +154,10 @@ struct Transfer {
   size_t dep_off = 0;
   // Nor any of src before every byte of `after` came in (null: no such gate).
   const Region *after = nullptr;
+  // send: src in this rank's device memory (fd >= 0; offset: src's), which
+  // nothing writes before the operation ends: a peer on this host may read it
+  // in place, and the send completes once the peer has (shm/conn.h).
+  MemDesc shared;
 
   // A header-only receive that may complete after its batch (Engine::run
   // keeps a copy; a later batch or Engine::drain completes it).
@@ -181,15 +194,6 @@ class Region {
 
  private:
   std::vector<const Transfer *> parts_;
-};
-
-// Device memory of a peer on the same host, as its owner described it.
-struct MemDesc {
-  int32_t fd = -1;         // memfd in the owner process
-  uint64_t ino = 0;        // its inode: a reused fd number is not taken for the old file
-  uint64_t file_size = 0;  // bytes to map from offset 0
-  uint64_t offset = 0;     // where the buffer starts in the file
-  uint64_t bytes = 0;
 };
 
 class Connection {

@@ -32,8 +32,9 @@ bool ShmConnection::peer_failed(bool probe, WaitError *err) {
   // Gone for good: only what it published before is still to come.
   const bool recv_stuck = !recvs_.empty() &&
                           !reached(rx_head_->value.load(std::memory_order_acquire), rx_count_ + 1);
-  const bool send_stuck = !sends_.empty() &&
-                          !reached(tx_tail_->value.load(std::memory_order_acquire), tx_count_ + 1 - slots_);
+  const uint32_t consumed = tx_tail_->value.load(std::memory_order_acquire);
+  const bool send_stuck = (!sends_.empty() && !reached(consumed, tx_count_ + 1 - slots_)) ||
+                          (!lent_.empty() && !reached(consumed, lent_.front().slot));
   if (!recv_stuck && !send_stuck) return false;
   WaitError::closed(peer_, "rank " + std::to_string(peer_) +
                               " destroyed its communicator while this rank still " +
@@ -51,10 +52,16 @@ HcclResult ShmConnection::progress(bool *moved, WaitError *err) {
 bool ShmConnection::send_some(WaitError *err) {
   (void)err;
   bool moved = false;
+  const uint32_t consumed = tx_tail_->value.load(std::memory_order_acquire);
+  for (; !lent_.empty() && reached(consumed, lent_.front().slot); lent_.pop_front()) {
+    lent_.front().t->complete = true;
+    moved = true;
+  }
   const size_t slot_bytes = hub_.layout().slot_bytes;
   while (!sends_.empty()) {
     Transfer *t = sends_.front();
     const size_t ready = t->input_ready();
+    const bool by_ref = t->shared.fd >= 0 && hub_.pid_of(peer_) != 0;
     while (!t->started || t->done < t->bytes) {
       const uint32_t g = tx_count_ + 1;
       if (!reached(tx_tail_->value.load(std::memory_order_acquire), g - slots_)) return moved;
@@ -69,7 +76,15 @@ bool ShmConnection::send_some(WaitError *err) {
       h->msg = make_header(*t);
       h->offset = t->done;
       h->len = static_cast<uint32_t>(len);
-      if (len > 0) std::memcpy(slot + sizeof(SlotHeader), t->src + t->done, len);
+      h->shared = by_ref ? 1 : 0;
+      if (by_ref) {
+        MemDesc at = t->shared;
+        at.offset += t->done;
+        at.bytes = len;
+        std::memcpy(slot + sizeof(SlotHeader), &at, sizeof(at));
+      } else if (len > 0) {
+        std::memcpy(slot + sizeof(SlotHeader), t->src + t->done, len);
+      }
       tx_count_ = g;
       tx_head_->value.store(g, std::memory_order_release);
       hub_.ring(peer_);
@@ -77,8 +92,11 @@ bool ShmConnection::send_some(WaitError *err) {
       t->done += len;
       moved = true;
     }
-    t->complete = true;
     sends_.pop_front();
+    if (by_ref)
+      lent_.push_back(Lent{t, tx_count_});
+    else
+      t->complete = true;
   }
   return moved;
 }
@@ -103,6 +121,15 @@ HcclResult ShmConnection::recv_some(bool *moved, WaitError *err) {
         return WaitError::corrupt(-1, what).into(err);
       }
       const char *payload = slot + sizeof(SlotHeader);
+      if (h->shared != 0) {
+        MemDesc at;
+        std::memcpy(&at, payload, sizeof(at));
+        payload = at.bytes == len ? static_cast<const char *>(hub_.map_peer_memory(peer_, at)) : nullptr;
+        if (payload == nullptr)
+          return WaitError::failure(HCCL_E_INTERNAL, peer_,
+                                    "cannot map the device memory of rank " + std::to_string(peer_))
+              .into(err);
+      }
       if (t->kind == Transfer::kRecvReduce) {
         if (t->input_ready() < t->done + len) return HCCL_SUCCESS;  // local operand not ready yet
         const void *srcs[3];

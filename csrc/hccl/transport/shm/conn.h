@@ -2,7 +2,10 @@
 // (in its own segment) carries sends, the peer's FIFO toward this rank
 // carries receives. A message fills consecutive slots; every slot repeats
 // the message header, so a receiver checks each one. A receive that reduces
-// does so straight from the slot (one pass, no extra copy).
+// does so straight from the slot (one pass, no extra copy). A send from
+// stable device memory (Transfer::shared) puts only a reference in its slot:
+// the receiver reads the bytes in place, through its mapping of the sender's
+// memory, and the send completes once the receiver consumed that slot.
 #pragma once
 
 #include <deque>
@@ -31,6 +34,7 @@ class ShmConnection final : public Connection {
   void clear() override {
     sends_.clear();
     recvs_.clear();
+    lent_.clear();
   }
   void *map_peer_memory(const MemDesc &d) override { return hub_.map_peer_memory(peer_, d); }
 
@@ -50,6 +54,13 @@ class ShmConnection final : public Connection {
   SyncLine *rx_head_, *rx_tail_;
   uint32_t tx_count_ = 0, rx_count_ = 0;
   std::deque<Transfer *> sends_, recvs_;
+  // Sends by reference, published whole: each completes once the peer
+  // consumed `slot`, its last.
+  struct Lent {
+    Transfer *t;
+    uint32_t slot;
+  };
+  std::deque<Lent> lent_;
 };
 
 }  // namespace shm

@@ -94,8 +94,8 @@ static_assert(sizeof(BoardHeader) == 48, "board header layout");
 struct alignas(64) SlotHeader {
   MsgHeader msg;     // the message's header, repeated in every slot of it
   uint64_t offset;   // where this slot's payload goes in the message
-  uint32_t len;      // payload bytes in this slot
-  uint32_t pad;
+  uint32_t len;      // payload bytes in this slot (by reference: bytes it names)
+  uint32_t shared;   // 1: the payload is a MemDesc naming the bytes in the sender's device memory
 };
 static_assert(sizeof(SlotHeader) == 64, "slot header is one cache line");
 
