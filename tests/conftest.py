@@ -100,6 +100,19 @@ def sizes_for(nranks):
     return [0, 1, 7, nranks * 3 + 1, (1 << 20) // 4 + 3]
 
 
+def comm_with_algo(algo):
+    """A communicator over WORLD set up with PYHCCL_ALGO=algo; the caller's value is kept."""
+    old = os.environ.get("PYHCCL_ALGO")
+    os.environ["PYHCCL_ALGO"] = algo
+    try:
+        return comm_from_mpi(WORLD)
+    finally:
+        if old is None:
+            del os.environ["PYHCCL_ALGO"]
+        else:
+            os.environ["PYHCCL_ALGO"] = old
+
+
 @pytest.fixture(scope="session")
 def world():
     """A pyhccl Comm over MPI.COMM_WORLD (one per session)."""

@@ -2,7 +2,6 @@
 communicators, DeviceArray and numpy buffers; exact expected values."""
 
 import hashlib
-import os
 import threading
 import weakref
 
@@ -10,8 +9,7 @@ import numpy as np
 import pytest
 
 import pyhccl
-from conftest import DTYPES, OPS, SIZE, WORLD, assert_all, sizes_for
-from pyhccl.mpi import comm_from_mpi
+from conftest import DTYPES, OPS, SIZE, WORLD, assert_all, comm_with_algo, sizes_for
 
 pytestmark = pytest.mark.mpi
 
@@ -371,15 +369,7 @@ def test_hier_inputs_read_in_place_stay_until_read(stream):
     in place (Batch::send_stable): the operation must not end on a rank, freeing its input
     for the next write on the stream, before every peer has read it. Each rank overwrites
     its input right after each operation, on the same stream."""
-    old = os.environ.get("PYHCCL_ALGO")
-    os.environ["PYHCCL_ALGO"] = "allreduce:hier,reducescatter:hier"
-    try:
-        comm = comm_from_mpi(WORLD)
-    finally:
-        if old is None:
-            del os.environ["PYHCCL_ALGO"]
-        else:
-            os.environ["PYHCCL_ALGO"] = old
+    comm = comm_with_algo("allreduce:hier,reducescatter:hier")
     n = (1 << 20) + 7 * SIZE  # blocks of several slots, not all of one size
     src = pyhccl.empty(n * SIZE, "float32")
     dst, part = pyhccl.empty(n * SIZE, "float32"), pyhccl.empty(n, "float32")

@@ -2,15 +2,13 @@
 their bad inputs, and collectives on mapped memory (world and one-rank communicators)."""
 
 import gc
-import os
 import time
 
 import numpy as np
 import pytest
 
 import pyhccl
-from conftest import DEVICE, SIZE, WORLD, all_true, assert_all
-from pyhccl.mpi import comm_from_mpi
+from conftest import DEVICE, SIZE, WORLD, all_true, assert_all, comm_with_algo
 
 G = 2 << 20  # the host runtime's granularity
 
@@ -222,19 +220,6 @@ def test_collectives_on_mapped_memory(pair, n):
             ok = np.array_equal(a.get(), expect) and np.array_equal(g.get(), np.tile(expect, size))
             del a, g
     assert_all(ok, "collective result on mapped memory")
-
-
-def comm_with_algo(algo):
-    """A communicator over WORLD set up with PYHCCL_ALGO=algo; the caller's value is kept."""
-    old = os.environ.get("PYHCCL_ALGO")
-    os.environ["PYHCCL_ALGO"] = algo
-    try:
-        return comm_from_mpi(WORLD)
-    finally:
-        if old is None:
-            del os.environ["PYHCCL_ALGO"]
-        else:
-            os.environ["PYHCCL_ALGO"] = old
 
 
 @pytest.mark.mpi

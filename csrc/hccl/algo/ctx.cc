@@ -232,7 +232,7 @@ bool describe_device_memory(const void *p, size_t bytes, MemDesc *d) {
 }
 
 SharedBuffer::SharedBuffer(const void *p, size_t bytes) : base(static_cast<const char *>(p)) {
-  if (!describe_device_memory(p, bytes, &mem)) mem = MemDesc{};
+  describe_device_memory(p, bytes, &mem);  // fd stays -1 where it is not device memory
 }
 
 const Region *Batch::recv(int peer, void *dst, size_t bytes) {

@@ -123,8 +123,6 @@ struct WaitError {
 
 class Region;
 
-// One posted transfer. The engine owns it until complete; the connection
-// moves its bytes and advances `done` (always a prefix of the range).
 // Device memory of a peer on the same host, as its owner described it.
 struct MemDesc {
   int32_t fd = -1;         // memfd in the owner process
@@ -134,6 +132,8 @@ struct MemDesc {
   uint64_t bytes = 0;
 };
 
+// One posted transfer. The engine owns it until complete; the connection
+// moves its bytes and advances `done` (always a prefix of the range).
 struct Transfer {
   enum Kind : uint8_t { kSend, kRecv, kRecvReduce };
 

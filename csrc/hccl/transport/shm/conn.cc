@@ -120,6 +120,8 @@ HcclResult ShmConnection::recv_some(bool *moved, WaitError *err) {
             "garbled message from rank " + std::to_string(peer_) + " (slot out of order)";
         return WaitError::corrupt(-1, what).into(err);
       }
+      if (t->kind == Transfer::kRecvReduce && t->input_ready() < t->done + len)
+        return HCCL_SUCCESS;  // local operand not ready yet
       const char *payload = slot + sizeof(SlotHeader);
       if (h->shared != 0) {
         MemDesc at;
@@ -131,7 +133,6 @@ HcclResult ShmConnection::recv_some(bool *moved, WaitError *err) {
               .into(err);
       }
       if (t->kind == Transfer::kRecvReduce) {
-        if (t->input_ready() < t->done + len) return HCCL_SUCCESS;  // local operand not ready yet
         const void *srcs[3];
         const int n = t->operands(t->done, payload, srcs);
         if (len > 0) reduce(t->dtype, t->op, t->dst + t->done, srcs, n, len / t->elem);

@@ -54,8 +54,8 @@ class ShmConnection final : public Connection {
   SyncLine *rx_head_, *rx_tail_;
   uint32_t tx_count_ = 0, rx_count_ = 0;
   std::deque<Transfer *> sends_, recvs_;
-  // Sends by reference, published whole: each completes once the peer
-  // consumed `slot`, its last.
+  // Sends by reference whose slots are all published: each completes once
+  // the peer consumed `slot`, its last.
   struct Lent {
     Transfer *t;
     uint32_t slot;
