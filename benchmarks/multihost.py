@@ -14,9 +14,10 @@ host's link, so its busbw (2(n-1)/n x S / t) is at most
 link x [2(n-1)/n] / [2(H-1)/H]; AllGather and ReduceScatter: link x [(n-1)/n] / [(H-1)/H];
 AlltoAll: link x [(n-1)/n] / [L(n-L)/n]; Broadcast: link. "link" is the shaped rate (nominal), and the bound is also given against
 what TCP reached over the link in this run (measured), which on a 2-core machine is
-often below the nominal rate.
+often below the nominal rate. `--rate none` leaves the links unshaped: the cores are then
+the limit, and "link" is what each host carried with every host sending to the next at once.
 
-    sudo python benchmarks/multihost.py [--layout 2x2] [--rate 10gbit] [--delay 1ms] [-b 1M -e 64M]
+    sudo python benchmarks/multihost.py [--layout 2x2] [--rate 10gbit|none] [--delay 1ms] [-b 1M -e 64M]
         [--ops allreduce,allgather,reducescatter,broadcast] [-z 1] [-R 5] [--openmpi PATH/mpirun]
 
 Needs root (namespaces), like the multi-host tests.
@@ -69,6 +70,12 @@ ts = [threading.Thread(target=push) for _ in range(n)]
 for t in ts: t.start()
 for t in ts: t.join()
 """
+
+
+def link_bits(rate, ring_bps):
+    """The link rate the bound uses: the shaped one; unshaped ("none"), what each host carried
+    with every host sending to the next at once (bytes/s), the machine's limit."""
+    return ring_bps * 8 if rate == "none" else rate_bits(rate)
 
 
 def rate_bits(text):
@@ -165,7 +172,8 @@ def report(data, op, label, hosts, ranks, link_bps, tcp_bps):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--layout", default="2x2", help="ranks per host, e.g. 2x2, 4x1, 3+1")
-    ap.add_argument("--rate", default="10gbit", help="every host's link (tc syntax)")
+    ap.add_argument("--rate", default="10gbit", help="every host's link (tc syntax), or none: "
+                    "unshaped, the bound then from what every host carried at once (the cores' limit)")
     ap.add_argument("--delay", help="added to what every host sends (tc syntax, e.g. 1ms)")
     simhosts.add_congestion_option(ap, "for both libraries, the hosts'")
     ap.add_argument("--ops", default="allreduce,allgather,reducescatter,broadcast")
@@ -188,13 +196,15 @@ def main():
         sys.exit(f"cannot simulate hosts here: {why}")
     counts = simhosts.parse_layout(opts.layout)
     hosts, ranks = len(counts), sum(counts)
-    with simhosts.Cluster(hosts, rate=opts.rate, delay=opts.delay, congestion=opts.congestion) as cluster, \
-            tempfile.TemporaryDirectory() as tmp:
-        link = rate_bits(opts.rate)
+    shaped = opts.rate != "none"
+    with simhosts.Cluster(hosts, rate=opts.rate if shaped else None, delay=opts.delay,
+                          congestion=opts.congestion) as cluster, tempfile.TemporaryDirectory() as tmp:
         tcp1 = measure_tcp(cluster, 1)
         tcp2 = measure_tcp(cluster, 2)
         ring = measure_ring(cluster, hosts)
-        print(f"# {hosts} simulated hosts ({opts.layout}), links shaped to {opts.rate}"
+        link = link_bits(opts.rate, ring)
+        print(f"# {hosts} simulated hosts ({opts.layout}), "
+              f"{'links shaped to ' + opts.rate if shaped else 'links unshaped'}"
               f"{' + ' + opts.delay + ' delay' if opts.delay else ''}, TCP congestion control "
               f"{cluster.congestion or 'the machine default'}: one TCP "
               f"stream carried {tcp1 * 8 / 1e9:.2f} Gbit/s, two {tcp2 * 8 / 1e9:.2f} Gbit/s; "
@@ -211,7 +221,8 @@ def main():
             summary(results, label, opts.layout, link)
         if opts.json:  # every MPI's rows, by collective
             Path(opts.json).write_text(json.dumps(
-                {"layout": opts.layout, "rate": opts.rate, "tcp_bps": [tcp1, tcp2], "results": by_mpi},
+                {"layout": opts.layout, "rate": opts.rate, "tcp_bps": [tcp1, tcp2], "ring_bps": ring,
+                 "results": by_mpi},
                 indent=1))
     return 0
 

@@ -14,7 +14,7 @@ import statistics
 import sys
 from collections import defaultdict
 
-from multihost import bound_gbs, rate_bits, simhosts
+from multihost import bound_gbs, link_bits, simhosts
 
 OPS = ["allreduce", "allgather", "reducescatter", "broadcast", "reduce", "alltoall"]
 SHARE_FROM = 32 << 10   # busbw shares from this size (smaller ones are latency)
@@ -27,7 +27,7 @@ def load(paths, mpi):
     for path in paths:
         data = json.loads(open(path).read())
         layout = data["layout"]
-        links[layout] = rate_bits(data["rate"])
+        links[layout] = link_bits(data["rate"], data.get("ring_bps", 0))
         for key, r in last_rows(data["results"].get(mpi, {})).items():
             rows[layout][key].append(r)
     return rows, links

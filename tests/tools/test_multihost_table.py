@@ -14,12 +14,12 @@ def row(size, ratio, busbw=0.0, wrong=0):
     return {"size": size, "ratio": ratio, "busbw": busbw, "wrong": wrong, "mpi_wrong": 0}
 
 
-def run(tmp_path, runs):
+def run(tmp_path, runs, rate="1gbit", ring_bps=0):
     paths = []
     for i, results in enumerate(runs):
         path = tmp_path / f"run{i}.json"
-        path.write_text(json.dumps({"layout": "2x2", "rate": "1gbit", "tcp_bps": [0, 0],
-                                    "results": {"MPICH": results}}))
+        path.write_text(json.dumps({"layout": "2x2", "rate": rate, "tcp_bps": [0, 0],
+                                    "ring_bps": ring_bps, "results": {"MPICH": results}}))
         paths.append(str(path))
     out = subprocess.run([sys.executable, str(SCRIPT), *paths], capture_output=True, text=True,
                          check=True)
@@ -46,3 +46,10 @@ def test_cells_are_medians_over_runs_with_the_share_of_the_bound(tmp_path):
 def test_wrong_results_are_counted(tmp_path):
     _, summary = run(tmp_path, [{"reduce": [row(8, 1.0, wrong=3)]}])
     assert "3 wrong results" in summary, summary
+
+
+def test_unshaped_runs_take_the_bound_from_every_host_sending_at_once(tmp_path):
+    # --rate none: what each host carried with all sending (bytes/s) is the link, 1 Gbit/s here
+    runs = [{"allreduce": [row(32768, 1.0, 0.17)]}]
+    out, _ = run(tmp_path, runs, rate="none", ring_bps=0.125e9)
+    assert "| 32,768 | 1.00 (91%) |" in out, out   # 0.17 / 0.1875
