@@ -1,8 +1,9 @@
 """Two settings of pyhccl side by side in one job, across simulated hosts.
 
-Each rank makes two communicators, A under the environment settings --a and B under --b
-(variables read at set-up: PYHCCL_ALGO, PYHCCL_TCP_CRC, PYHCCL_LATENCY_BYTES, ...), and
-runs the collective on each by turns, --rounds times per size (which goes first
+Each rank makes two communicators and a stream for each, A under the environment settings
+--a and B under --b (variables read at set-up: PYHCCL_ALGO, PYHCCL_TCP_CRC,
+PYHCCL_LATENCY_BYTES, PYHCCL_FAST_SYNC for the stream, ...), and runs the collective on each
+by turns, --rounds times per size (which goes first
 alternates), so the two share the machine's state of the moment: a comparison of separate
 runs on these 2 cores moves by more than most effects. Prints per size the median time of
 each, the median of the turns' ratios A/B - 1 with their middle half, and the algorithm
@@ -11,7 +12,7 @@ shaped to --rate.
 
     sudo python benchmarks/paired.py --a PYHCCL_ALGO=allreduce:ring --b PYHCCL_ALGO=
         [--layout 2x1] [--rate 10gbit|none] [--op allreduce] [-b 1M -e 64M -f 4]
-        [--rounds 20] [-n 2]
+        [--rounds 20] [-n 2] [-z 1]
 
 --a and --b take VAR=VALUE, several separated by commas; an empty VALUE unsets VAR.
 Needs root (namespaces), like the multi-host tests.
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-OPS = ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall")
+OPS = ("allreduce", "allgather", "reducescatter", "broadcast", "alltoall", "pingpong")
 
 
 def parser(description=__doc__.split("\n\n")[0], settings=True):
@@ -41,6 +42,8 @@ def parser(description=__doc__.split("\n\n")[0], settings=True):
     ap.add_argument("-f", "--factor", type=int, default=4)
     ap.add_argument("-n", "--iters", type=int, default=2, help="operations per turn")
     ap.add_argument("--rounds", type=int, default=20)
+    ap.add_argument("-z", "--blocking", type=int, default=0, choices=[0, 1],
+                    help="1: synchronize after every operation (round trips)")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     sys.path.insert(0, str(ROOT / "tests" / "multihost"))
     import simhosts
@@ -60,13 +63,15 @@ def settings(text):
 
 
 def make_comm(mpi, env):
+    """A communicator and a stream made under `env`."""
+    import pyhccl
     from pyhccl.mpi import comm_from_mpi
     for var, value in env.items():
         if value is None:
             os.environ.pop(var, None)
         else:
             os.environ[var] = value
-    return comm_from_mpi(mpi)
+    return comm_from_mpi(mpi), pyhccl.Stream()
 
 
 def worker(opts, labels):
@@ -78,23 +83,25 @@ def worker(opts, labels):
 
     mpi = MPI.COMM_WORLD
     n, me = mpi.Get_size(), mpi.Get_rank()
-    comms = {"A": make_comm(mpi, settings(opts.a)), "B": make_comm(mpi, settings(opts.b))}
-    stream = pyhccl.Stream()
+    sides = {"A": make_comm(mpi, settings(opts.a)), "B": make_comm(mpi, settings(opts.b))}
     if me == 0:
         print(f"# {opts.op}, {opts.layout} simulated hosts, links {opts.rate}; {labels[0]}: "
               f"{opts.a or '(as is)'}; {labels[1]}: {opts.b or '(as is)'}; {opts.rounds} "
-              f"turns of {opts.iters} operations each, by turns")
+              f"turns of {opts.iters} operations each, by turns"
+              f"{', a synchronize after each' if opts.blocking else ''}")
         print(f"| size | {labels[0]} (ms) | {labels[1]} (ms) | {labels[0]} / {labels[1]} - 1 "
               "(median of turns) | middle half | algorithms |")
         print("|---:|---:|---:|---:|---:|---|")
     size = parse_size(opts.minbytes)
     while size <= parse_size(opts.maxbytes):
-        count = max(size // 4 // n, 1) * n
+        if opts.op == "pingpong" and n % 2:
+            sys.exit("paired.py: pingpong needs an even number of ranks")
+        count = max(size // 4 // n, 1) * n if opts.op != "pingpong" else max(size // 4, 1)
         small = opts.op == "allgather"
         src = pyhccl.asarray(np.full(count // n if small else count, me + 1, np.float32))
         dst = pyhccl.empty(count // n if opts.op == "reducescatter" else count, "float32")
 
-        def call(comm):
+        def call(comm, stream):
             if opts.op == "allreduce":
                 comm.all_reduce(src, dst, "sum", stream=stream)
             elif opts.op == "allgather":
@@ -103,6 +110,14 @@ def worker(opts, labels):
                 comm.reduce_scatter(src, dst, "sum", stream=stream)
             elif opts.op == "alltoall":
                 comm.all_to_all(src, dst, stream=stream)
+            elif opts.op == "pingpong":  # rank 2k sends to 2k + 1, which sends it back
+                peer = me ^ 1
+                if me % 2 == 0:
+                    comm.send(src, peer, stream=stream)
+                    comm.recv(dst, peer, stream=stream)
+                else:
+                    comm.recv(dst, peer, stream=stream)
+                    comm.send(dst, peer, stream=stream)
             else:
                 comm.broadcast(dst, 0, stream=stream)
 
@@ -111,36 +126,42 @@ def worker(opts, labels):
                 return np.full(dst.size, n * (n + 1) / 2)
             if opts.op in ("allgather", "alltoall"):
                 return np.repeat(np.arange(1, n + 1), dst.size // n)
+            if opts.op == "pingpong":  # what the even rank sent
+                return np.full(dst.size, (me & ~1) + 1.0)
             return np.full(dst.size, 1.0)
 
-        def turn(comm):
+        def turn(key):
+            comm, stream = sides[key]
             mpi.Barrier()
             t0 = time.perf_counter()
             for _ in range(opts.iters):
-                call(comm)
+                call(comm, stream)
+                if opts.blocking:
+                    stream.synchronize()
             stream.synchronize()
             return mpi.allreduce(time.perf_counter() - t0, op=MPI.MAX) / opts.iters
 
         times = {"A": [], "B": []}
-        for key, comm in comms.items():  # warm-up and check
+        for key in sides:  # warm-up and check
             if opts.op == "broadcast":
                 dst.set(np.full(dst.size, 1.0 if me == 0 else 0.0, np.float32))
-            turn(comm)
+            turn(key)
             wrong = np.count_nonzero(dst.get() != expected())
             if int(mpi.allreduce(int(wrong), op=MPI.SUM)):
                 sys.exit(f"paired.py: wrong results under {key}'s settings")
         for r in range(opts.rounds):
             for key in ("A", "B") if r % 2 == 0 else ("B", "A"):
-                times[key].append(turn(comms[key]))
+                times[key].append(turn(key))
         if me == 0:
             ratios = sorted(100 * (a / b - 1) for a, b in zip(times["A"], times["B"]))
             q = len(ratios) // 4
-            algos = " / ".join(c.flight_record()[-1]["algorithm"] for c in comms.values())
+            algos = " / ".join(c.flight_record()[-1]["algorithm"] for c, _ in sides.values())
             print(f"| {size:,} | {statistics.median(times['A']) * 1e3:.3f} | "
                   f"{statistics.median(times['B']) * 1e3:.3f} | {statistics.median(ratios):+.1f}% | "
                   f"{ratios[q]:+.1f}% to {ratios[-1 - q]:+.1f}% | {algos} |", flush=True)
         size *= opts.factor
-    for comm in comms.values():
+    for comm, stream in sides.values():
+        stream.destroy()
         comm.destroy()
 
 

@@ -79,6 +79,8 @@ from pyhccl._core import (  # noqa: F401
     SUM, PROD, MAX, MIN,
     EVENT_SYNC, EVENT_TIME_LINE, EVENT_CAPTURE_STREAM_PROGRESS, EVENT_DEVICE_USE_ONLY,
     EVENT_EXTERNAL, EVENT_IPC,
+    STREAM_FAST_LAUNCH, STREAM_FAST_SYNC, STREAM_PERSISTENT, STREAM_HUGE, STREAM_CPU_SCHEDULE,
+    STREAM_DEVICE_USE_ONLY,
 )
 
 __version__ = "0.2.0"
@@ -91,6 +93,8 @@ __all__ = [
     "Topology", "UINT16", "UINT32", "UINT64", "UINT8",
     "EVENT_SYNC", "EVENT_TIME_LINE", "EVENT_CAPTURE_STREAM_PROGRESS",
     "EVENT_DEVICE_USE_ONLY", "EVENT_EXTERNAL", "EVENT_IPC",
+    "STREAM_FAST_LAUNCH", "STREAM_FAST_SYNC", "STREAM_PERSISTENT", "STREAM_HUGE",
+    "STREAM_CPU_SCHEDULE", "STREAM_DEVICE_USE_ONLY",
     "acl_error_name", "array", "as_datatype", "as_op", "asarray", "bfloat16",
     "bfloat16_to_float", "comm_init_all", "comm_init_cluster_info", "current_device",
     "current_stream", "default_stream",

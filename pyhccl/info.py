@@ -61,6 +61,9 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_YIELD_US", "50 (2000 with peers on other hosts, 50 there with more than two ranks to a core)", "microseconds a wait yields before sleeping"),
     ("PYHCCL_INLINE_BYTES", "32768", "largest collective (bytes, all ranks) run on the calling thread"),
     ("PYHCCL_INLINE_US", "20", "microseconds a call waits for its peers to run a small op inline"),
+    ("PYHCCL_FAST_SYNC", "0", "1: every new stream works as one with ACL_STREAM_FAST_SYNC"),
+    ("PYHCCL_FAST_SYNC_TICK_US", "1000", "how late work a fast-sync stream's caller does not "
+                                         "synchronize on may start"),
     ("PYHCCL_REDUCE_PORTABLE", "unset", "1 disables the AVX2 fp16/bf16 reduction kernels (same results)"),
     ("PYHCCL_LINGER_MS", "2000", "milliseconds a destroy waits for peers to take the messages sent"),
     ("PYHCCL_WATCHDOG_S", "30", "seconds without progress before a wait warns (then 2x, 4x, ...); 0: never"),

@@ -4,9 +4,12 @@
 
 #include <sched.h>
 
+#include <algorithm>
+#include <chrono>
 #include <exception>
 
 #include "common/clock.h"
+#include "common/env.h"
 #include "runtime/internal.h"
 
 namespace hostrt {
@@ -16,12 +19,19 @@ thread_local bool t_worker_thread = false;  // a stream's own worker (not a sync
 // Set by hostrtFailCurrentTask during a task; read when the task returns.
 thread_local aclError t_task_failure = ACL_SUCCESS;
 thread_local std::string *t_task_failure_msg = nullptr;
+
+// ACL_STREAM_FAST_SYNC streams (or every stream, PYHCCL_FAST_SYNC=1) defer
+// waking their workers (stream.h); the tick is PYHCCL_FAST_SYNC_TICK_US.
+int64_t fast_sync_tick_ns(uint32_t flags) {
+  if ((flags & ACL_STREAM_FAST_SYNC) == 0 && common::env_int("PYHCCL_FAST_SYNC", 0, 0, 1) == 0) return 0;
+  return 1000 * common::env_int("PYHCCL_FAST_SYNC_TICK_US", 1000, 1, 1000000000);
+}
 }  // namespace
 
 Stream::Stream(uint64_t id_, int32_t device_, uint64_t ctx_id_, bool is_default_,
                uint32_t priority_, uint32_t flags_)
     : id(id_), device(device_), ctx_id(ctx_id_), is_default(is_default_), priority(priority_),
-      flags(flags_) {
+      flags(flags_), tick_ns_(fast_sync_tick_ns(flags_)) {
   worker_ = std::thread([this] { run(); });
 }
 
@@ -49,8 +59,12 @@ aclError Stream::push(Task task, bool always_run, const char *api,
   queue_.push_back(Item{std::move(task), always_run, std::move(finish),
                         bytes == kSelfTraced ? nullptr : api, bytes, tag});
   ++pushed_;
-  // Whoever runs a task now takes this one next or wakes the worker for it.
-  const bool wake = !running_;
+  // Whoever runs a task now takes this one next or wakes the worker for it;
+  // while a deferral stands, the synchronizer or the worker's tick does. An
+  // event's task ends the deferral: another stream or an event's waiter
+  // depends on it, not only this stream's synchronizer.
+  if (always_run) deferring_ = false;
+  const bool wake = !running_ && !deferring_ && (always_run || !defer_wake());
   lk.unlock();
   if (wake) work_cv_.notify_one();
   return ACL_SUCCESS;
@@ -72,17 +86,51 @@ aclError Stream::push_marker(const char *api, std::function<void()> finish) {
   return push([]() { return ACL_SUCCESS; }, /*always_run=*/true, api, std::move(finish), 0);
 }
 
+bool Stream::defer_wake() {
+  // Only while the worker ticks (so it takes the task a tick later if no
+  // synchronize comes), and not for a push from a stream task, which will not
+  // synchronize this stream.
+  if (!ticking_ || !caller_waits_ || t_worker != nullptr || closing_) return false;
+  deferring_ = true;
+  deferred_at_ = common::now_ns();
+  return true;
+}
+
+bool Stream::worker_may_take(int64_t now) const {
+  if (running_ || queue_.empty()) return false;
+  return !deferring_ || closing_ || now - deferred_at_ >= tick_ns_;
+}
+
 void Stream::run() {
   t_worker = this;
   t_worker_thread = true;
   std::unique_lock<std::mutex> lk(mu_);
+  int idle_ticks = 0;  // ticks in a row with nothing pushed
+  uint64_t seen = pushed_;
   for (;;) {
     bool slept = false;
-    while (running_ || (queue_.empty() && !closing_)) {
-      work_cv_.wait(lk);
+    while (!worker_may_take(common::now_ns()) && !(queue_.empty() && closing_)) {
+      // While the caller works in round trips, look every tick instead of
+      // sleeping until woken (a deferred task: a tick after it came); after
+      // 100 ticks in which nothing was pushed, sleep until woken.
+      if (tick_ns_ > 0 && caller_waits_ && idle_ticks < 100) {
+        const int64_t wait_ns = deferring_ ? deferred_at_ + tick_ns_ - common::now_ns() : tick_ns_;
+        ticking_ = true;
+        work_cv_.wait_for(lk, std::chrono::nanoseconds(std::max<int64_t>(wait_ns, 1000)));
+        ticking_ = false;
+      } else {
+        work_cv_.wait(lk);
+      }
+      idle_ticks = pushed_ != seen ? 0 : idle_ticks + 1;
+      seen = pushed_;
       slept = true;
     }
     if (queue_.empty()) break;  // closing and drained
+    if (deferring_) {  // no synchronize came within a tick: back to waking the worker
+      deferring_ = false;
+      caller_waits_ = false;
+      slept = false;
+    }
     if (slept) {
       // Just woken for new work: let the thread that pushed it go first; if
       // it synchronizes now, it runs the work itself (no hand-off back and forth).
@@ -130,8 +178,9 @@ void Stream::hand_over(Task task) {
     wake_at_ = UINT64_MAX;
     done_cv_.notify_all();
   }
+  const bool wake = !deferring_ && !defer_wake();
   lk.unlock();
-  work_cv_.notify_one();
+  if (wake) work_cv_.notify_one();
 }
 
 void Stream::run_item(std::unique_lock<std::mutex> &lk, Item &item) {
@@ -181,6 +230,7 @@ void Stream::run_item(std::unique_lock<std::mutex> &lk, Item &item) {
   if (item.finish) item.finish();  // same step as the count: see push()
   ++finished_;
   running_ = false;
+  if (t_worker_thread && waiters_ == 0) caller_waits_ = false;  // nobody waited for it
   // Synchronizers wake when the first of them is done, not after every task:
   // a wake-up per task would cost a thread switch each on a busy stream.
   if (waiters_ > 0 && (finished_ >= wake_at_ || rc != ACL_SUCCESS)) {
@@ -211,6 +261,12 @@ bool Stream::wait_drained(int64_t deadline_ns, const uint64_t *irq) {
       if (ran) s->wake_worker_if_needed();
     }
   } leave{this, ran};
+  // Had to wait (or run): the caller synchronizes right after its pushes.
+  if (finished_ < target) caller_waits_ = true;
+  if (deferring_) {  // this thread runs the tasks, or, where it may not, the worker
+    deferring_ = false;
+    if (!may_run) work_cv_.notify_one();
+  }
   while (finished_ < target) {
     if (irq != nullptr && interrupts() != *irq) return false;
     if (may_run && !running_ && !queue_.empty()) {

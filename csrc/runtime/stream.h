@@ -3,6 +3,19 @@
 // runs the queued tasks itself instead of waking the worker and sleeping (two
 // thread hand-offs fewer; what a round trip of one small operation feels).
 // One task runs at a time either way, in order.
+//
+// A stream created with ACL_STREAM_FAST_SYNC (or every stream, with
+// PYHCCL_FAST_SYNC=1) also spares the wake-up of its worker when the caller
+// synchronizes right after its pushes (round trips: one operation, then
+// synchronize): a push onto the idle stream leaves the worker asleep, and the
+// synchronize runs the task. The worker wakes, and the caller races it for the
+// task, otherwise; on these 2 cores that cost up to half of a small round
+// trip (docs/C_API.md). So that a task still runs
+// if no synchronize comes (the caller computes, or waits on something else
+// that needs it), the idle worker of such a stream looks at its queue every
+// tick (PYHCCL_FAST_SYNC_TICK_US) while the caller works in round trips, and
+// takes a task left a tick; such a task ends the pattern. An event's task
+// ends a deferral at once (its waiters may be other streams or threads).
 #pragma once
 
 #include <condition_variable>
@@ -109,6 +122,10 @@ struct Stream {
   void run_item(std::unique_lock<std::mutex> &lk, Item &item);
   // After another thread ran tasks (mu_ held): lets the worker take the rest.
   void wake_worker_if_needed();
+  // Whether a push onto the idle stream leaves the worker asleep (mu_ held).
+  bool defer_wake();
+  // Whether the worker takes the front task now (mu_ held).
+  bool worker_may_take(int64_t now) const;
   void trace_task(const char *api, uint64_t bytes, int64_t start_ns, bool ok) const;
 
   std::mutex mu_;
@@ -120,6 +137,11 @@ struct Stream {
   uint32_t waiters_ = 0;    // threads in wait_drained
   uint64_t wake_at_ = UINT64_MAX;  // the smallest finished_ a waiter waits for
   bool running_ = false;    // a task is running (on the worker or a synchronizer)
+  const int64_t tick_ns_;   // fast sync's tick (see the top); 0: never defer
+  bool caller_waits_ = false;  // the caller synchronized right after its last pushes
+  bool ticking_ = false;    // the idle worker looks at the queue every tick_ns_
+  bool deferring_ = false;  // queued tasks wait for a synchronizer or the worker's tick
+  int64_t deferred_at_ = 0;
   aclError first_error_ = ACL_SUCCESS;
   std::string first_msg_;
   bool closing_ = false;

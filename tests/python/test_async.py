@@ -3,6 +3,7 @@ events, and Python buffers stay alive until the work that uses them is done."""
 
 import gc
 import threading
+import time
 import weakref
 
 import numpy as np
@@ -161,6 +162,31 @@ def test_current_stream_is_used(pair):
         gate.open()
     s.synchronize()
     assert_all(on_s and np.all(x.get() == comm.size), "stream=None did not use the current stream")
+    s.destroy()
+
+
+def test_fast_sync_collective_starts_while_its_caller_waits_elsewhere(pair):
+    """A STREAM_FAST_SYNC stream leaves its worker asleep while its caller synchronizes after
+    each collective. Then one rank waits in an MPI barrier before synchronizing, while its
+    peers wait for its part of the collective: the worker's tick must start it."""
+    comm, mpi = pair
+    s = pyhccl.Stream(flags=pyhccl.STREAM_FAST_SYNC)
+    x = pyhccl.full(1 << 15, comm.rank + 1, "float32")   # 128 KiB: never run inside the call
+    y = pyhccl.zeros(1 << 15, "float32")
+    for _ in range(3):
+        for _ in range(5):
+            comm.all_reduce(x, y, stream=s)
+            s.synchronize()
+        time.sleep(0.01)
+    x2 = pyhccl.full(1 << 15, 2 * (comm.rank + 1), "float32")
+    comm.all_reduce(x2, y, stream=s)
+    if comm.rank == 0:
+        mpi.Barrier()
+        s.synchronize()
+    else:
+        s.synchronize()
+        mpi.Barrier()
+    assert_all(np.all(y.get() == comm.size * (comm.size + 1)), "wrong all_reduce result")
     s.destroy()
 
 

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 import pyhccl
-from conftest import DEVICE, OWN_JOBS_HERE
+from conftest import DEVICE, OWN_JOBS_HERE, scaled
 
 
 def test_runtime_info():
@@ -235,6 +235,52 @@ def test_synchronize_timeout(stream):
     finally:
         gate.set()
     stream.synchronize()
+
+
+def fast_sync_stream(monkeypatch, tick_us):
+    """A STREAM_FAST_SYNC stream (its tick read at creation), after round trips that
+    teach it the caller synchronizes right after each push."""
+    monkeypatch.setenv("PYHCCL_FAST_SYNC_TICK_US", str(tick_us))
+    s = pyhccl.Stream(flags=pyhccl.STREAM_FAST_SYNC)
+    for _ in range(3):       # pauses: the new worker thread may start after the first round trips
+        for _ in range(10):
+            s.launch_host_func(lambda: None)
+            s.synchronize()
+        time.sleep(0.01)
+    return s
+
+
+def test_fast_sync_stream_leaves_its_worker_asleep_in_round_trips(monkeypatch):
+    s = fast_sync_stream(monkeypatch, 10 ** 9)   # a tick of 1000 s: only a synchronize runs it
+    ran_on = []
+    done = threading.Event()
+    s.launch_host_func(lambda: (ran_on.append(threading.get_native_id()), done.set()))
+    # Not started: a plain stream's worker, woken by the push, runs it at once.
+    assert not done.wait(0.2)
+    s.synchronize()
+    assert ran_on == [threading.get_native_id()]  # run by the synchronize, on this thread
+    s.destroy()
+
+
+def test_fast_sync_stream_runs_work_nobody_synchronizes(monkeypatch):
+    s = fast_sync_stream(monkeypatch, 20000)
+    ran_on = []
+    done = threading.Event()
+    s.launch_host_func(lambda: (ran_on.append(threading.get_native_id()), done.set()))
+    assert done.wait(scaled(30)), "the worker's tick never took the task"
+    assert ran_on[0] != threading.get_native_id()
+    # The pattern ended: the next task's push wakes the worker at once.
+    again = threading.Event()
+    s.launch_host_func(again.set)
+    assert again.wait(scaled(30))
+    # An event record ends a deferral at once: another stream may wait on it.
+    s2 = fast_sync_stream(monkeypatch, 10 ** 9)
+    s2.launch_host_func(lambda: None)             # deferred
+    t = pyhccl.Stream()
+    t.wait_event(s2.record_event())
+    t.synchronize(timeout=scaled(30))
+    for x in (s, s2, t):
+        x.destroy()
 
 
 def test_other_device_stream():
