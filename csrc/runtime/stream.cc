@@ -263,12 +263,12 @@ bool Stream::wait_drained(int64_t deadline_ns, const uint64_t *irq) {
   } leave{this, ran};
   // Had to wait (or run): the caller synchronizes right after its pushes.
   if (finished_ < target) caller_waits_ = true;
-  if (deferring_) {  // this thread runs the tasks, or, where it may not, the worker
-    deferring_ = false;
-    if (!may_run) work_cv_.notify_one();
-  }
   while (finished_ < target) {
     if (irq != nullptr && interrupts() != *irq) return false;
+    if (deferring_) {  // this thread runs the tasks, or, where it may not, the worker
+      deferring_ = false;
+      if (!may_run) work_cv_.notify_one();
+    }
     if (may_run && !running_ && !queue_.empty()) {
       run_front(lk);
       ran = true;
