@@ -459,9 +459,10 @@ cdef class Stream:
     def launch_host_func(self, fn, *args):
         """Enqueue a call of ``fn(*args)`` on the stream (aclrtLaunchHostFunc).
 
-        The call runs on the runtime's worker thread, in stream order, holding
-        the GIL; later work on the stream waits for it to return. Returns at
-        once.
+        The call runs in stream order, holding the GIL, on the stream's worker
+        thread or on a thread synchronizing with the stream (which runs work it
+        finds queued itself); later work on the stream waits for it to return.
+        Returns at once.
 
         An exception it raises fails the stream like any failed task: the
         next synchronize() raises AclError (ACL_ERROR_RT_FAILURE) whose
