@@ -18,7 +18,7 @@ often below the nominal rate. `--rate none` leaves the links unshaped: the cores
 the limit, and "link" is what each host carried with every host sending to the next at once.
 
     sudo python benchmarks/multihost.py [--layout 2x2] [--rate 10gbit|none] [--delay 1ms] [-b 1M -e 64M]
-        [--ops allreduce,allgather,reducescatter,broadcast] [-z 1] [-R 5] [--openmpi PATH/mpirun]
+        [--ops allreduce,allgather,reducescatter,broadcast] [-z 1] [-R 5] [--openmpi PATH/mpirun [--no-mpich]]
 
 Needs root (namespaces), like the multi-host tests.
 """
@@ -190,7 +190,10 @@ def main():
                     "(none, core: a rank and its threads stay on one core; both MPIs alike)")
     ap.add_argument("--openmpi", metavar="MPIRUN", help="also run under this Open MPI mpirun "
                     "(the ranks run the python beside it, e.g. .venv-openmpi/bin/mpirun from make bench)")
+    ap.add_argument("--no-mpich", action="store_true", help="with --openmpi: beside Open MPI only")
     opts = ap.parse_args()
+    if opts.no_mpich and not opts.openmpi:
+        ap.error("--no-mpich needs --openmpi")
     why = simhosts.unavailable_reason()
     if why:
         sys.exit(f"cannot simulate hosts here: {why}")
@@ -209,7 +212,7 @@ def main():
               f"{cluster.congestion or 'the machine default'}: one TCP "
               f"stream carried {tcp1 * 8 / 1e9:.2f} Gbit/s, two {tcp2 * 8 / 1e9:.2f} Gbit/s; "
               f"every host sending to the next at once, {ring * 8 / 1e9:.2f} Gbit/s each (slowest)")
-        runs = [("MPICH", None)] + ([("Open MPI", opts.openmpi)] if opts.openmpi else [])
+        runs = ([] if opts.no_mpich else [("MPICH", None)]) + ([("Open MPI", opts.openmpi)] if opts.openmpi else [])
         by_mpi = {}
         for label, mpiexec in runs:
             results = by_mpi[label] = {}

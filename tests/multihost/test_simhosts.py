@@ -297,6 +297,20 @@ def test_mpiexec_with_a_hostfile(cluster, tmp_path):
     check_placement(cluster, "2x2", rows)
 
 
+def test_job_env_drops_the_enclosing_job_but_keeps_the_callers_settings(cluster):
+    # A job started from inside an MPI job must not inherit its rank variables, but
+    # what the caller sets for the new job (Open MPI's OMPI_MCA_* included) stays.
+    outer = {"PATH": "/bin", "PMI_RANK": "3", "OMPI_COMM_WORLD_RANK": "3", "OMPI_MCA_btl": "sm"}
+    env = cluster.job_env({"OMPI_MCA_btl": "self,tcp", "PYHCCL_X": "1"}, base=outer)
+    assert env == {"PATH": "/bin", "HCCL_SOCKET_IFNAME": simhosts.IFNAME, "OMPI_MCA_btl": "self,tcp",
+                   "PYHCCL_X": "1"}
+    job, _ = cluster.mpi_job("2x2", ["prog"], env={"OMPI_MCA_btl": "self,tcp"}, base=outer,
+                             mpiexec=os.environ.get("PYHCCL_TEST_OPENMPI"))
+    if simhosts.mpi_flavour(job[0]) == "openmpi":  # forwarded to the ranks, and they yield
+        assert job[job.index("OMPI_MCA_btl") - 1] == "-x"
+        assert job[job.index("mpi_yield_when_idle") + 1] == "1"
+
+
 @pytest.mark.timeout(120, method="signal")
 def test_openmpi_across_hosts(cluster):
     """Open MPI's mpirun (PYHCCL_TEST_OPENMPI=/path/to/mpirun) launches into the hosts too."""
