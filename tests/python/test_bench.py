@@ -88,3 +88,23 @@ def test_bad_flags(capsys):
     assert bench.parse_args(["-d", "float", "-b", "1K", "-e", "1.5M"]).dtype == "float32"
     assert bench.parse_size("1.5M") == 3 << 19 and bench.parse_size("64K") == 65536
     capsys.readouterr()
+
+
+def test_each_library_waits_for_its_slowest_rank_itself():
+    """pyhccl's timings take their largest in pyhccl: ranks done first must not wait in
+    MPI, whose polling took the cores from ranks still timing (Open MPI, 16 ranks)."""
+    class NoMpi:
+        def allreduce(self, *args, **kwargs):
+            raise AssertionError("waited in MPI for pyhccl's timing")
+
+    comm = bench.comm_from_mpi(WORLD)
+    stream = bench.pyhccl.Stream()
+    try:
+        case = type("Case", (), {"comm": comm, "mpi": NoMpi()})()
+        seconds = 0.5 + WORLD.Get_rank()
+        assert bench.slowest(case, "pyhccl", seconds, stream) == 0.5 + WORLD.Get_size() - 1
+        case.mpi = WORLD
+        assert bench.slowest(case, "mpi", seconds, stream) == 0.5 + WORLD.Get_size() - 1
+    finally:
+        stream.destroy()
+        comm.destroy()
