@@ -212,7 +212,8 @@ def main():
               f"{cluster.congestion or 'the machine default'}: one TCP "
               f"stream carried {tcp1 * 8 / 1e9:.2f} Gbit/s, two {tcp2 * 8 / 1e9:.2f} Gbit/s; "
               f"every host sending to the next at once, {ring * 8 / 1e9:.2f} Gbit/s each (slowest)")
-        runs = ([] if opts.no_mpich else [("MPICH", None)]) + ([("Open MPI", opts.openmpi)] if opts.openmpi else [])
+        runs = [("MPICH", None)] if not opts.no_mpich else []
+        runs += [("Open MPI", opts.openmpi)] if opts.openmpi else []
         by_mpi = {}
         for label, mpiexec in runs:
             results = by_mpi[label] = {}
