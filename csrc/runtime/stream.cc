@@ -96,9 +96,10 @@ bool Stream::defer_wake() {
   return true;
 }
 
-bool Stream::worker_may_take(int64_t now) const {
+bool Stream::worker_may_take() const {
   if (running_ || queue_.empty()) return false;
-  return !deferring_ || closing_ || now - deferred_at_ >= tick_ns_;
+  // The clock only for a deferred task: streams without the flag never read it here.
+  return !deferring_ || closing_ || common::now_ns() - deferred_at_ >= tick_ns_;
 }
 
 void Stream::run() {
@@ -109,7 +110,7 @@ void Stream::run() {
   uint64_t seen = pushed_;
   for (;;) {
     bool slept = false;
-    while (!worker_may_take(common::now_ns()) && !(queue_.empty() && closing_)) {
+    while (!worker_may_take() && !(queue_.empty() && closing_)) {
       // While the caller works in round trips, look every tick instead of
       // sleeping until woken (a deferred task: a tick after it came); after
       // 100 ticks in which nothing was pushed, sleep until woken.

@@ -125,7 +125,7 @@ struct Stream {
   // Whether a push onto the idle stream leaves the worker asleep (mu_ held).
   bool defer_wake();
   // Whether the worker takes the front task now (mu_ held).
-  bool worker_may_take(int64_t now) const;
+  bool worker_may_take() const;
   void trace_task(const char *api, uint64_t bytes, int64_t start_ns, bool ok) const;
 
   std::mutex mu_;
