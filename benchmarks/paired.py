@@ -83,6 +83,8 @@ def worker(opts, labels):
 
     mpi = MPI.COMM_WORLD
     n, me = mpi.Get_size(), mpi.Get_rank()
+    if opts.op == "pingpong" and n % 2:
+        sys.exit("paired.py: pingpong needs an even number of ranks")
     sides = {"A": make_comm(mpi, settings(opts.a)), "B": make_comm(mpi, settings(opts.b))}
     if me == 0:
         print(f"# {opts.op}, {opts.layout} simulated hosts, links {opts.rate}; {labels[0]}: "
@@ -94,8 +96,6 @@ def worker(opts, labels):
         print("|---:|---:|---:|---:|---:|---|")
     size = parse_size(opts.minbytes)
     while size <= parse_size(opts.maxbytes):
-        if opts.op == "pingpong" and n % 2:
-            sys.exit("paired.py: pingpong needs an even number of ranks")
         count = max(size // 4 // n, 1) * n if opts.op != "pingpong" else max(size // 4, 1)
         small = opts.op == "allgather"
         src = pyhccl.asarray(np.full(count // n if small else count, me + 1, np.float32))
