@@ -12,9 +12,10 @@ shaped to --rate.
 
     sudo python benchmarks/paired.py --a PYHCCL_ALGO=allreduce:ring --b PYHCCL_ALGO=
         [--layout 2x1] [--rate 10gbit|none] [--op allreduce] [-b 1M -e 64M -f 4]
-        [--rounds 20] [-n 2] [-z 1]
+        [--rounds 20] [-n 2] [-z 1] [--host]
 
---a and --b take VAR=VALUE, several separated by commas; an empty VALUE unsets VAR.
+--a and --b take VAR=VALUE, several separated by commas; an empty VALUE unsets VAR. Buffers
+are device memory (pyhccl.asarray), or numpy arrays in host memory with --host.
 Needs root (namespaces), like the multi-host tests.
 """
 import argparse
@@ -44,6 +45,8 @@ def parser(description=__doc__.split("\n\n")[0], settings=True):
     ap.add_argument("--rounds", type=int, default=20)
     ap.add_argument("-z", "--blocking", type=int, default=0, choices=[0, 1],
                     help="1: synchronize after every operation (round trips)")
+    ap.add_argument("--host", action="store_true",
+                    help="numpy buffers in host memory (as torch's CPU tensors) instead of device memory")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     sys.path.insert(0, str(ROOT / "tests" / "multihost"))
     import simhosts
@@ -98,8 +101,10 @@ def worker(opts, labels):
     while size <= parse_size(opts.maxbytes):
         count = max(size // 4 // n, 1) * n if opts.op != "pingpong" else max(size // 4, 1)
         small = opts.op == "allgather"
-        src = pyhccl.asarray(np.full(count // n if small else count, me + 1, np.float32))
-        dst = pyhccl.empty(count // n if opts.op == "reducescatter" else count, "float32")
+        src = np.full(count // n if small else count, me + 1, np.float32)
+        dst = np.empty(count // n if opts.op == "reducescatter" else count, np.float32)
+        if not opts.host:
+            src, dst = pyhccl.asarray(src), pyhccl.asarray(dst)
 
         def call(comm, stream):
             if opts.op == "allreduce":
@@ -144,9 +149,9 @@ def worker(opts, labels):
         times = {"A": [], "B": []}
         for key in sides:  # warm-up and check
             if opts.op == "broadcast":
-                dst.set(np.full(dst.size, 1.0 if me == 0 else 0.0, np.float32))
+                dst[...] = 1.0 if me == 0 else 0.0
             turn(key)
-            wrong = np.count_nonzero(dst.get() != expected())
+            wrong = np.count_nonzero((dst if opts.host else dst.get()) != expected())
             if int(mpi.allreduce(int(wrong), op=MPI.SUM)):
                 sys.exit(f"paired.py: wrong results under {key}'s settings")
         for r in range(opts.rounds):

@@ -201,6 +201,11 @@ case("suite", "tree-binomial-2+1+1+1+1+1+1+1", 9, "host", limit=300,
 case("suite", "alltoall-window-2+1+1+1", 5, "host", limit=300, rank_env_of=hosts_env([0, 0, 1, 2, 3]),
      env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 4, "PYHCCL_ALGO": "alltoall:pairwise",
           "PYHCCL_ALLTOALL_WINDOW": "1"})
+# AlltoAll by rails (pairwise.cc) on three hosts of two ranks, in place too, one host step
+# at a time: each waits for the previous one's first block from its partner.
+case("suite", "rail-3x2-window", 6, "device", limit=300, rank_env_of=hosts_env([0, 0, 1, 1, 2, 2]),
+     env={"CHECK_FOLD_ORDER": "any", "CHECK_HOSTS": 3, "PYHCCL_ALGO": "alltoall:rail",
+          "PYHCCL_ALLTOALL_WINDOW": "1"})
 # TCP between every pair of ranks (one host).
 case("suite", "tcp", 3, "host", env={"PYHCCL_TRANSPORT": "tcp"}, limit=300)
 case("suite", "tcp-ring-small-chunks", 3, "host", limit=300, env={

@@ -62,6 +62,20 @@ def test_every_collective(cluster, layout, ifname, big):
     assert rc == 0, mhtest.tail(out)
 
 
+@pytest.mark.timeout(240, method="signal")
+@pytest.mark.parametrize("layout", ["3x2", "2x3"])
+def test_all_to_all_by_rails(cluster, layout):
+    """AlltoAll by rails (pairwise.cc), forced at every count: each rank sends over the
+    network only to its local index's ranks, forwarding its local peers' blocks (handed over
+    by reference from aclrtMalloc memory of 64 KiB blocks, else copied); three hosts of two
+    ranks, two of three."""
+    argv = [PYTHON, HERE / "worker_collectives.py", "--big", "--only", "all_to_all=rail"]
+    rc, out = mhtest.run_mpi(cluster, layout, argv, env=mhtest.bounded_env(PYHCCL_ALGO="alltoall:rail"),
+                             timeout=200)
+    check_results(out, 6, f"AlltoAll by rails on {layout}")
+    assert rc == 0, mhtest.tail(out)
+
+
 # -- the C seed flow ---------------------------------------------------------------------------
 @pytest.fixture(scope="module")
 def allreduce_c(tmp_path_factory):

@@ -2,7 +2,10 @@
 
 Run under mpiexec on any layout (tests/multihost/test_multihost_pyhccl.py starts it):
 
-    mpiexec ... -n 4 python tests/multihost/worker_collectives.py [--big]
+    mpiexec ... -n 4 python tests/multihost/worker_collectives.py [--big] [--only NAME=ALGO]
+
+--only all_to_all=rail runs only that collective and fails a case (count > 0) that another
+algorithm ran (the flight record's), for a test that forces one with PYHCCL_ALGO.
 
 Each rank prints "FAIL rank=K case=...: what" for a failing case (the first 20) and
 ends with one line "RESULT rank=K ok cases=N" or "RESULT rank=K error=...". Values are
@@ -345,8 +348,17 @@ def check_topology(comm):
     return [] if sorted(got) == sorted(want) else [f"Comm.topology hosts {got}, expected {want}"]
 
 
+def only_arg():
+    """(collective, algorithm) from --only NAME=ALGO, else None."""
+    if "--only" not in sys.argv:
+        return None
+    name, _, algo = sys.argv[sys.argv.index("--only") + 1].partition("=")
+    return name, algo
+
+
 def main():
     big = "--big" in sys.argv
+    only = only_arg()
     t0 = time.monotonic()
     try:
         comm = comm_from_mpi(WORLD)
@@ -354,7 +366,7 @@ def main():
         say(f"RESULT rank={RANK} error=communicator set-up: {one_line(exc)}")
         return 1
     failures, digests = check_topology(comm), []
-    todo = list(cases(big))
+    todo = [c for c in cases(big) if only is None or c[0] == only[0]]
     for case in todo:
         name, dtype, n, kind, inplace, op, root = case
         desc = f"{name} {dtype} n={n} {kind} {'in place' if inplace else 'out of place'} {op} root={root}"
@@ -364,6 +376,9 @@ def main():
             failures.append(f"{desc}: raised {one_line(exc)}")
             break
         failures += [f"{desc}: {p}" for p in problems]
+        ran = comm.flight_record()[-1]["algorithm"]
+        if only is not None and n > 0 and ran != only[1]:
+            failures.append(f"{desc}: ran {ran}, not {only[1]}")
         digests.append((desc, dig))
     else:
         if RANK == 0:

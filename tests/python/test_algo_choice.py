@@ -76,8 +76,9 @@ def test_choices_follow_the_cost_model(tmp_path):
     # Reduce: flat while n - L buffers over the root host's link cost no more than the
     # tree's H - 1 and its step inside the host
     assert [two_by_two[s][4] for s in (8, 64 << 10)] == ["flat", "hosts:star"], two_by_two
-    # AlltoAll: pairwise where messages between hosts cost a rank little (1 us here)
-    assert [two_by_two[s][5] for s in (8, 4 << 20)] == ["pairwise"] * 2, two_by_two
+    # AlltoAll: pairwise where messages between hosts cost a rank little (1 us here), by
+    # rails where blocks are large enough to hand local peers by reference (64 KiB)
+    assert [two_by_two[s][5] for s in (8, 4 << 20)] == ["pairwise", "rail"], two_by_two
     # One rank per host on two hosts: flat carries what the ring does, but folds only once
     # everything has come, so the ring of hosts takes over from some 64 KiB
     two_by_one = choices(tmp_path / "2x1", [0, 1])
@@ -106,7 +107,7 @@ def test_choices_follow_the_cost_model(tmp_path):
     # and so does a small AlltoAll (one message between the hosts each way, not two per
     # rank), while the leaders' copies inside the host cost less than what they spare:
     # at 64 KiB still, their copies in cache
-    assert [costly[s][5] for s in (8, 64 << 10, 4 << 20)] == ["leader", "leader", "pairwise"], costly
+    assert [costly[s][5] for s in (8, 64 << 10, 4 << 20)] == ["leader", "leader", "rail"], costly
     # Where each costs 40 us (against 50 us of latency), a small Broadcast or Reduce on 4x1
     # goes along a chain between hosts (one message in and one out at each) rather than a
     # star (three at the root) or flat (three at the root)

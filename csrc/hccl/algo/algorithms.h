@@ -65,6 +65,11 @@ int leader_fold_steps(int hosts);
 HcclResult run_tree(Ctx &x);
 // pairwise.cc: AlltoAll(V), AllGatherV, ReduceScatterV, Scatter, Gather.
 HcclResult run_pairwise(Ctx &x);
+// pairwise.cc: AlltoAll between hosts of the same number of ranks (at least
+// two), each rank sending over the network only to the ranks of its own local
+// index, its local peers' blocks for them too (rail_fits: where it can run).
+bool rail_fits(const Ctx &x);
+HcclResult run_rail(Ctx &x);
 // send_recv.cc: HcclSend, HcclRecv, HcclBatchSendRecv.
 HcclResult run_send_recv(Ctx &x);
 

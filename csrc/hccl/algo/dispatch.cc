@@ -43,6 +43,10 @@ HcclResult run_algo(Ctx &x, Algo a, bool *ran) {
     case Algo::kLeader: return run_leader(x);
     case Algo::kTree: return run_tree(x);
     case Algo::kPairwise: return run_pairwise(x);
+    case Algo::kRail:
+      if (rail_fits(x)) return run_rail(x);
+      *ran = false;  // the same topology on every rank: all fall back alike
+      return HCCL_SUCCESS;
     default: return x.fail(HCCL_E_INTERNAL, std::string("cannot run algorithm ") + algo_name(a));
   }
 }

@@ -99,8 +99,15 @@ Algo cheapest_across_hosts(const Ctx &x, double S, bool hier_ok) {
     // leaders message each other (leader.cc), after gathering their hosts'
     // buffers and before handing out the results, L S each way inside the host.
     // Both carry L(n-L)/n S over a host's link.
+    // Rails (pairwise.cc) where blocks go to local peers by reference: the same bytes
+    // and messages between hosts over fewer connections, and each rank hands its
+    // peers their share of its blocks for other hosts; smaller blocks, copied, gained
+    // nothing on simulated hosts, and a small one would wait for its handover.
     const double cross = L * (n - L) / n * S;
-    c.push_back({Algo::kPairwise, net.time(1, cross) + kShm.time(1, (L - 1) / n * S) + msgs(x, n - Lmin)});
+    const bool rail = rail_fits(x) && S / n >= kSharedMinBytes;
+    c.push_back({rail ? Algo::kRail : Algo::kPairwise,
+                 net.time(1, cross) + kShm.time(1, (L - 1) / n * S) + msgs(x, n - Lmin) +
+                     (rail ? kShm.time(1, (L - 1) * (n - L) / (L * n) * S) : 0)});
     if (leader_ok && L > 1) c.push_back({Algo::kLeader, net.time(1, cross) + leader_copies(2 * L * S) + msgs(x, H - 1)});
   } else if (x.spec.kind == OpKind::kAllReduce) {
     if (x.n <= kFlatRanks)

@@ -34,7 +34,7 @@ std::string keys_and_algos(bool algos) {
     all |= s.algos;
     if (!algos) out += std::string(out.empty() ? "" : " ") + s.algo_key;
   }
-  for (int a = static_cast<int>(Algo::kFlat); algos && a <= static_cast<int>(Algo::kLeader); ++a)
+  for (int a = static_cast<int>(Algo::kFlat); algos && a <= static_cast<int>(Algo::kRail); ++a)
     if (all & algo_bit(static_cast<Algo>(a))) out += std::string(out.empty() ? "" : " ") + algo_name(static_cast<Algo>(a));
   return out;
 }
@@ -45,7 +45,7 @@ bool algo_by_name(const std::string &name, Algo *a) {
     Algo algo;
   } kNames[] = {{"flat", Algo::kFlat},   {"direct", Algo::kDirect},     {"hier", Algo::kHier},
                 {"ring", Algo::kRing},   {"tree", Algo::kTree},         {"pairwise", Algo::kPairwise},
-                {"leader", Algo::kLeader},
+                {"leader", Algo::kLeader}, {"rail", Algo::kRail},
                 {"latency", Algo::kFlat}, {"chunked", Algo::kHier},     {"staged", Algo::kHier},
                 {"single", Algo::kDirect}};
   for (const auto &n : kNames)

@@ -36,7 +36,7 @@ constexpr int kOpKinds = static_cast<int>(OpKind::kGather) + 1;
 
 // The algorithms the dispatcher (algo/dispatch.cc) knows. kBoard and kWindow
 // are chosen by size and registration alone, never forced by PYHCCL_ALGO.
-enum class Algo : uint8_t { kAuto, kFlat, kDirect, kHier, kRing, kTree, kPairwise, kLeader, kBoard, kWindow };
+enum class Algo : uint8_t { kAuto, kFlat, kDirect, kHier, kRing, kTree, kPairwise, kLeader, kRail, kBoard, kWindow };
 constexpr unsigned algo_bit(Algo a) { return 1u << static_cast<unsigned>(a); }
 const char *algo_name(Algo a);  // "flat", ...
 

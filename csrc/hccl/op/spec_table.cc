@@ -35,7 +35,7 @@ constexpr CollectiveSpec kSpecs[] = {
     {OpKind::kScatter, "HcclScatter", nullptr, true, false, C::kSameCount, kRootPerRank, kCount, false, kRun,
      bits(A::kPairwise), false},
     {OpKind::kAlltoAll, "HcclAlltoAll", "alltoall", false, false, C::kSameCount, kPerRank, kPerRank, false,
-     kRun, bits(A::kBoard, A::kDirect, A::kPairwise, A::kLeader), false},
+     kRun, bits(A::kBoard, A::kDirect, A::kPairwise, A::kLeader, A::kRail), false},
     {OpKind::kAllGatherV, "HcclAllGatherV", nullptr, false, false, C::kRecvCountsDigest, kVector, kVector,
      false, kRun, bits(A::kPairwise, A::kHier, A::kRing, A::kLeader), false},
     {OpKind::kReduceScatterV, "HcclReduceScatterV", nullptr, false, true, C::kSendCountsDigest, kVector,
@@ -60,8 +60,8 @@ constexpr bool rows_in_order(int i) {
 }
 static_assert(rows_in_order(0), "rows in OpKind order");
 
-constexpr const char *kAlgoNames[] = {"auto",     "flat",   "direct", "hier",  "ring",
-                                      "tree",     "pairwise", "leader", "board", "window"};
+constexpr const char *kAlgoNames[] = {"auto",     "flat",   "direct", "hier",  "ring",  "tree",
+                                      "pairwise", "leader", "rail",   "board", "window"};
 static_assert(sizeof(kAlgoNames) / sizeof(kAlgoNames[0]) == static_cast<size_t>(Algo::kWindow) + 1,
               "one name per Algo");
 
