@@ -77,7 +77,7 @@ def test_choices_follow_the_cost_model(tmp_path):
     # tree's H - 1 and its step inside the host
     assert [two_by_two[s][4] for s in (8, 64 << 10)] == ["flat", "hosts:star"], two_by_two
     # AlltoAll: pairwise where messages between hosts cost a rank little (1 us here), by
-    # rails where blocks are large enough to hand local peers by reference (64 KiB)
+    # rails from blocks of 64 KiB (which go to local peers by reference from device memory)
     assert [two_by_two[s][5] for s in (8, 4 << 20)] == ["pairwise", "rail"], two_by_two
     # One rank per host on two hosts: flat carries what the ring does, but folds only once
     # everything has come, so the ring of hosts takes over from some 64 KiB
