@@ -376,8 +376,10 @@ def main():
             failures.append(f"{desc}: raised {one_line(exc)}")
             break
         failures += [f"{desc}: {p}" for p in problems]
-        if only is not None and n > 0 and comm.flight_record()[-1]["algorithm"] != only[1]:
-            failures.append(f"{desc}: ran {comm.flight_record()[-1]['algorithm']}, not {only[1]}")
+        if only is not None and n > 0:
+            ran = comm.flight_record()[-1]["algorithm"]
+            if ran != only[1]:
+                failures.append(f"{desc}: ran {ran}, not {only[1]}")
         digests.append((desc, dig))
     else:
         if RANK == 0:
