@@ -217,11 +217,11 @@ int rail_steps(const Ctx &x, size_t B, int L) {
 // block for that rank, then its local peers' blocks for it, which they hand it
 // over shared memory first. The same bytes cross a host's link as in the
 // rotation, over L (H - 1) connections each way instead of L (n - L): many
-// flows into one link end unevenly and overflow its queue together. The
-// rotation's window gates the host steps alike (rail_steps: W / L of them, each L blocks),
-// each on the partner's own block, which waits for no handover (gated on the
-// step's last block, the waits chained through the handovers: 8x2 took 12-15%
-// longer than the rotation).
+// flows into one link end unevenly and overflow its queue together. Host
+// steps of L blocks go rail_steps at a time, each later one gated on the
+// partner's own block of an earlier step, which waits for no handover (gated
+// on the step's last block, the waits chained through the handovers: 8x2 took
+// 12-15% longer than the rotation).
 bool rail_fits(const Ctx &x) {
   return x.spec.kind == OpKind::kAlltoAll && x.multi_host() && x.topo.even() && x.topo.hosts[0].size() > 1;
 }
