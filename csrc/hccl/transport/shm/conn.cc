@@ -65,7 +65,7 @@ bool ShmConnection::send_some(WaitError *err) {
     while (!t->started || t->done < t->bytes) {
       const uint32_t g = tx_count_ + 1;
       if (!reached(tx_tail_->value.load(std::memory_order_acquire), g - slots_)) return moved;
-      size_t len = std::min(payload_, t->bytes - t->done);
+      size_t len = std::min(by_ref ? kLendMaxBytes : payload_, t->bytes - t->done);
       if (t->done + len > ready) {
         // Only what the dependency produced, in whole elements.
         len = (ready - t->done) / t->elem * t->elem;
@@ -101,12 +101,18 @@ bool ShmConnection::send_some(WaitError *err) {
   return moved;
 }
 
-// Consumes published slots into the queued receives, in order.
+// Consumes published slots into the queued receives, in order. A slot is
+// consumed in pieces of at most one copied slot's payload, each as far as a
+// reduction's local operand is ready, and no more pieces a call than the
+// FIFO holds slots: a message by reference (one slot) pipelines into the
+// steps after it as copied slots would.
 HcclResult ShmConnection::recv_some(bool *moved, WaitError *err) {
   const size_t slot_bytes = hub_.layout().slot_bytes;
+  uint32_t pieces = 0;
   while (!recvs_.empty()) {
     Transfer *t = recvs_.front();
     while (!t->started || t->done < t->bytes) {
+      if (pieces == slots_) return HCCL_SUCCESS;  // *moved: the engine calls again
       const uint32_t g = rx_count_ + 1;
       if (!reached(rx_head_->value.load(std::memory_order_acquire), g)) return HCCL_SUCCESS;
       const char *slot = rx_fifo_ + static_cast<size_t>(g % slots_) * slot_bytes;
@@ -115,13 +121,17 @@ HcclResult ShmConnection::recv_some(bool *moved, WaitError *err) {
       HcclResult rc = check_header(h->msg, *t, err);
       if (rc != HCCL_SUCCESS) return rc;
       const size_t len = h->len;
-      if (h->offset != t->done || len > t->bytes - t->done) {
+      if (h->offset + rx_part_ != t->done || len - rx_part_ > t->bytes - t->done) {
         const std::string what =
             "garbled message from rank " + std::to_string(peer_) + " (slot out of order)";
         return WaitError::corrupt(-1, what).into(err);
       }
-      if (t->kind == Transfer::kRecvReduce && t->input_ready() < t->done + len)
-        return HCCL_SUCCESS;  // local operand not ready yet
+      size_t take = std::min(len - rx_part_, payload_);
+      if (t->kind == Transfer::kRecvReduce && t->input_ready() < t->done + take) {
+        const size_t ready = t->input_ready() > t->done ? t->input_ready() - t->done : 0;
+        take = ready / t->elem * t->elem;
+        if (take == 0) return HCCL_SUCCESS;  // local operand not ready yet
+      }
       const char *payload = slot + sizeof(SlotHeader);
       if (h->shared != 0) {
         MemDesc at;
@@ -132,19 +142,25 @@ HcclResult ShmConnection::recv_some(bool *moved, WaitError *err) {
                                     "cannot map the device memory of rank " + std::to_string(peer_))
               .into(err);
       }
+      payload += rx_part_;
       if (t->kind == Transfer::kRecvReduce) {
         const void *srcs[3];
         const int n = t->operands(t->done, payload, srcs);
-        if (len > 0) reduce(t->dtype, t->op, t->dst + t->done, srcs, n, len / t->elem);
-      } else if (len > 0) {
-        std::memcpy(t->dst + t->done, payload, len);
+        if (take > 0) reduce(t->dtype, t->op, t->dst + t->done, srcs, n, take / t->elem);
+      } else if (take > 0) {
+        std::memcpy(t->dst + t->done, payload, take);
       }
-      rx_count_ = g;
-      rx_tail_->value.store(g, std::memory_order_release);
-      hub_.ring(peer_);
+      rx_part_ += take;
+      if (rx_part_ == len) {  // the slot is free again
+        rx_part_ = 0;
+        rx_count_ = g;
+        rx_tail_->value.store(g, std::memory_order_release);
+        hub_.ring(peer_);
+      }
       t->started = true;
-      t->done += len;
+      t->done += take;
       *moved = true;
+      ++pieces;
     }
     t->complete = true;
     recvs_.pop_front();

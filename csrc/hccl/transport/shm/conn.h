@@ -3,9 +3,12 @@
 // carries receives. A message fills consecutive slots; every slot repeats
 // the message header, so a receiver checks each one. A receive that reduces
 // does so straight from the slot (one pass, no extra copy). A send from
-// stable device memory (Transfer::shared) puts only a reference in its slot:
-// the receiver reads the bytes in place, through its mapping of the sender's
-// memory, and the send completes once the receiver consumed that slot.
+// stable device memory (Transfer::shared) puts only a reference in its slot,
+// one slot for the whole message: the receiver reads the bytes in place,
+// through its mapping of the sender's memory, and the send completes once the
+// receiver consumed that slot. A reference per 128 KiB, as the copies go, made
+// the receiver wait for the sender to refill the FIFO every 1 MiB: a sender
+// asleep in another wait (a ring between hosts) paced the fold inside the host.
 #pragma once
 
 #include <deque>
@@ -35,6 +38,7 @@ class ShmConnection final : public Connection {
     sends_.clear();
     recvs_.clear();
     lent_.clear();
+    rx_part_ = 0;
   }
   void *map_peer_memory(const MemDesc &d) override { return hub_.map_peer_memory(peer_, d); }
 
@@ -53,6 +57,9 @@ class ShmConnection final : public Connection {
   const char *rx_fifo_;
   SyncLine *rx_head_, *rx_tail_;
   uint32_t tx_count_ = 0, rx_count_ = 0;
+  size_t rx_part_ = 0;  // bytes of the slot after rx_count_ already consumed
+  // The most one reference covers (SlotHeader::len is 32 bits).
+  static constexpr size_t kLendMaxBytes = size_t{1} << 30;
   std::deque<Transfer *> sends_, recvs_;
   // Sends by reference whose slots are all published: each completes once
   // the peer consumed `slot`, its last.
