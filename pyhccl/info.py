@@ -39,7 +39,7 @@ ENV_VARS: List[Tuple[str, str, str]] = [
     ("PYHCCL_SOC_NAME", "HostCPU", "what aclrtGetSocName returns"),
     ("PYHCCL_ARENA_BYTES", "64G", "address space reserved for aclrtMalloc"),
     ("PYHCCL_SLOT_BYTES", "128K", "slot size of the shared-memory FIFO toward each local peer"),
-    ("PYHCCL_SLOTS", "8", "slots per FIFO"),
+    ("PYHCCL_SLOTS", "8, or more across hosts", "slots per FIFO (up to 16 where the communicator spans hosts)"),
     ("PYHCCL_CHUNK_BYTES", "1M", "largest piece a transfer is cut into"),
     ("PYHCCL_BOARD_BYTES", "16K", "small collectives on one host use shared-memory boards up to this part size"),
     ("PYHCCL_LATENCY_BYTES", "64K", "AllReduce/Reduce up to this size use the flat algorithm"),

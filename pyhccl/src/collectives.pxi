@@ -188,8 +188,9 @@ cdef class _Collectives:
           reported by synchronize()).
         - A send completes when its receiver has taken the data, except
           for what fits in the pair's channel (PYHCCL_SLOTS x
-          PYHCCL_SLOT_BYTES, 1 MiB by default, on one host; the socket
-          buffers between hosts): a message up to that size may complete
+          PYHCCL_SLOT_BYTES, 1 MiB by default on one host, up to 2 MiB in
+          a communicator across hosts; the socket buffers between hosts):
+          a message up to that size may complete
           before the receive is posted, a larger one waits for it. Later
           operations of the communicator (this rank's receives included)
           wait for the send. If the receiver runs something else instead

@@ -53,20 +53,45 @@ SET_UP_ON = """
     comm.destroy()
 """
 WAITS = re.compile(r"waits spin (\d+) us, then yield (\d+) us \(up to (\d+) us\)")
+FIFOS = re.compile(r"shm to (\d+) peer\(s\) \((\d+) x (\d+) B FIFOs\)")
 
 
-def wait_budgets(tmp_path, hosts, cpus, split=False):
-    """(spin, yield, most yield) in us of every rank of a communicator on `hosts` (host tags), the
-    ranks pinned to `cpus`, from the set-up lines of the info log (with `split`, each
-    rank's line for the communicator of itself alone that it splits off afterwards)."""
+def set_up_lines(tmp_path, hosts, cpus, split=False, env=None, pattern=WAITS):
+    """`pattern`'s groups, as ints, in every rank's set-up line of the info log for a
+    communicator on `hosts` (host tags), the ranks pinned to `cpus` (with `split`, each rank's
+    line for the communicator of itself alone that it splits off afterwards)."""
     tmp_path.mkdir()
     outs = run_ranks(tmp_path, SET_UP_ON, len(hosts),
                      env={"ASCEND_GLOBAL_LOG_LEVEL": "1", "PYHCCL_LOG_SUBSYS": "INIT", "N": str(len(hosts)),
-                          "CPUS": ",".join(map(str, cpus)), "SPLIT": "1" if split else ""},
+                          "CPUS": ",".join(map(str, cpus)), "SPLIT": "1" if split else "", **(env or {})},
                      rank_env={r: {"PYHCCL_HOST_TAG": h} for r, h in enumerate(hosts)})
-    found = [WAITS.findall(out) for out in outs]
+    found = [pattern.findall(out) for out in outs]
     assert all(len(f) == (2 if split else 1) for f in found), outs
     return [tuple(int(v) for v in f[-1]) for f in found]
+
+
+def wait_budgets(tmp_path, hosts, cpus, split=False):
+    """(spin, yield, most yield) in us of every rank (set_up_lines)."""
+    return set_up_lines(tmp_path, hosts, cpus, split)
+
+
+@pytest.mark.timeout(120)
+def test_fifo_slots(tmp_path):
+    """Unless rank 0 sets PYHCCL_SLOTS, a FIFO toward a local peer has 8 slots of 128 KiB on
+    one host, and across hosts up to 16 (2 MiB in flight) within 8 MiB a rank, at least 8: a
+    rank asleep on its sockets refills its FIFOs only when it wakes, and 1 MiB in flight
+    paced the steps inside a host (docs/TRANSPORT.md)."""
+    if not OWN_JOBS_HERE:
+        pytest.skip("starts its own processes, from the first rank")
+    cpus = sorted(os.sched_getaffinity(0))
+
+    def fifos(label, hosts, env=None):
+        return set_up_lines(tmp_path / label, hosts, cpus, env=env, pattern=FIFOS)
+    assert fifos("one-host", ("h0", "h0")) == [(1, 8, 131072)] * 2
+    assert fifos("2x2", ("h0", "h0", "h1", "h1")) == [(1, 16, 131072)] * 4
+    # every host's FIFOs alike, sized for the host with the most ranks (8 MiB / 5 FIFOs)
+    assert fifos("6+1", ("h0",) * 6 + ("h1",)) == [(5, 12, 131072)] * 6 + [(0, 12, 131072)]
+    assert fifos("set", ("h0", "h0", "h1", "h1"), {"PYHCCL_SLOTS": "4"}) == [(1, 4, 131072)] * 4
 
 
 @pytest.mark.timeout(120)

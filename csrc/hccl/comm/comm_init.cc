@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -67,6 +68,22 @@ const char *link_source(const Comm &c, const LinkInfo &link, uint32_t part) {
   return c.topo.nhosts() > 1 ? "measured" : "default, one host";
 }
 
+// FIFO slots where rank 0 left them to the set-up (PYHCCL_SLOTS unset): 8, and
+// across hosts up to 16 (2 MiB in flight toward a local peer) within 8 MiB a
+// rank. A rank whose wait sleeps on its sockets refills its FIFOs only when it
+// wakes; with 1 MiB in flight, on 16 ranks of 2 cores, a step inside the host
+// (hier's fold, from host memory) went at the network's pace: one 64 MiB
+// ReduceScatter on 8x2 took 524-887 ms against 513-543. 64 slots did no better
+// there and cost 2-4% on 2x2 (the FIFO no longer in the caches).
+uint32_t fifo_slots(const Comm &c, const RankInfo &r0) {
+  if (r0.slots != 0) return r0.slots;
+  size_t most = 1;
+  for (const auto &h : c.topo.hosts) most = std::max(most, h.size());
+  if (c.topo.nhosts() < 2 || most < 2) return 8;
+  const uint64_t fit = (8ull << 20) / (r0.slot_bytes * (most - 1));
+  return static_cast<uint32_t>(std::max<uint64_t>(8, std::min<uint64_t>(16, fit)));
+}
+
 // One line per communicator at info level: who is where, which transports, what tuning.
 void log_setup(const Comm &c, const RankInfo &tuning, const LinkInfo &link) {
   if (!PYHCCL_LOG_ON(common::kInfo, common::kInit)) return;
@@ -91,7 +108,7 @@ void log_setup(const Comm &c, const RankInfo &tuning, const LinkInfo &link) {
              "from %llu B, chunks of %llu B; link between hosts: %.0f us (%s), %.2f Gbit/s (%s), "
              "%.1f us per message (%s); waits spin %lld us, then yield %lld us (up to %lld us)",
              c.name.c_str(), c.rank, c.nranks, c.device, c.topo.nhosts(), hosts.c_str(), shm,
-             tuning.slots, static_cast<unsigned long long>(tuning.slot_bytes), tcp,
+             fifo_slots(c, tuning), static_cast<unsigned long long>(tuning.slot_bytes), tcp,
              tuning.sockets_per_peer, forced.empty() ? "automatic" : forced.c_str(),
              static_cast<unsigned long long>(c.tuning.flat_bytes),
              static_cast<unsigned long long>(c.tuning.single_copy_min),
@@ -118,7 +135,7 @@ HcclResult setup_shm(Comm &c, const std::vector<RankInfo> &info, const std::stri
     opt.nranks = static_cast<int>(c.nranks);
     opt.local = local;
     opt.slot_bytes = info[0].slot_bytes;  // rank 0 decides: layouts must agree
-    opt.slots = info[0].slots;
+    opt.slots = fifo_slots(c, info[0]);
     opt.board_bytes = info[0].board_bytes;
     std::string why;
     hub = shm::Hub::create(opt, name, &why);

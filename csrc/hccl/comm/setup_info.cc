@@ -38,12 +38,14 @@ RankInfo RankInfo::of_this_process(int32_t device, uint32_t nranks) {
   p.net_bits_per_s = 1000000ull * static_cast<uint64_t>(common::env_int("PYHCCL_NET_MBITS", 0, 1, 100000000));
   p.net_message_ns = 1000 * static_cast<uint64_t>(common::env_int("PYHCCL_NET_MESSAGE_US", 0, 1, 10000000));
   // FIFO slots: keep a rank's FIFOs near 32 MiB in total however many local peers it has.
+  // PYHCCL_SLOTS unset: 0, the set-up decides once it knows the hosts (fifo_slots).
   uint64_t slot = common::env_bytes("PYHCCL_SLOT_BYTES", 128u << 10);
+  const bool auto_slots = common::env_str("PYHCCL_SLOTS", "")[0] == '\0';
   uint64_t slots = static_cast<uint64_t>(common::env_int("PYHCCL_SLOTS", 8, 2, 1024));
   if (slot * slots * nranks > (32ull << 20)) slot = (32ull << 20) / (slots * nranks);
   if (slot < 4096) slot = 4096;
   p.slot_bytes = (slot + 4095) / 4096 * 4096;
-  p.slots = static_cast<uint32_t>(slots);
+  p.slots = auto_slots ? 0 : static_cast<uint32_t>(slots);
   p.board_bytes = static_cast<uint32_t>(
       std::min<uint64_t>(common::env_bytes("PYHCCL_BOARD_BYTES", 16u << 10, /*zero_ok=*/true), 1u << 20));
   p.alltoall_window = static_cast<uint32_t>(common::env_int("PYHCCL_ALLTOALL_WINDOW", 0, 0, 1 << 20));

@@ -127,10 +127,10 @@ HcclResult ShmConnection::recv_some(bool *moved, WaitError *err) {
         return WaitError::corrupt(-1, what).into(err);
       }
       size_t take = std::min(len - rx_part_, payload_);
-      if (t->kind == Transfer::kRecvReduce && t->input_ready() < t->done + take) {
-        const size_t ready = t->input_ready() > t->done ? t->input_ready() - t->done : 0;
-        take = ready / t->elem * t->elem;
-        if (take == 0) return HCCL_SUCCESS;  // local operand not ready yet
+      if (t->kind == Transfer::kRecvReduce) {  // as far as the local operand is ready
+        const size_t ready = t->input_ready();
+        if (ready < t->done + take) take = ready > t->done ? (ready - t->done) / t->elem * t->elem : 0;
+        if (take == 0 && len > 0) return HCCL_SUCCESS;
       }
       const char *payload = slot + sizeof(SlotHeader);
       if (h->shared != 0) {
