@@ -79,9 +79,9 @@ uint32_t fifo_slots(const Comm &c, const RankInfo &r0) {
   if (r0.slots != 0) return r0.slots;
   size_t most = 1;
   for (const auto &h : c.topo.hosts) most = std::max(most, h.size());
-  if (c.topo.nhosts() < 2 || most < 2) return 8;
+  if (c.topo.nhosts() < 2 || most < 2) return kDefaultSlots;
   const uint64_t fit = (8ull << 20) / (r0.slot_bytes * (most - 1));
-  return static_cast<uint32_t>(std::max<uint64_t>(8, std::min<uint64_t>(16, fit)));
+  return static_cast<uint32_t>(std::max<uint64_t>(kDefaultSlots, std::min<uint64_t>(16, fit)));
 }
 
 // One line per communicator at info level: who is where, which transports, what tuning.

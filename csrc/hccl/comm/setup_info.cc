@@ -41,7 +41,7 @@ RankInfo RankInfo::of_this_process(int32_t device, uint32_t nranks) {
   // PYHCCL_SLOTS unset: 0, the set-up decides once it knows the hosts (fifo_slots).
   uint64_t slot = common::env_bytes("PYHCCL_SLOT_BYTES", 128u << 10);
   const bool auto_slots = common::env_str("PYHCCL_SLOTS", "")[0] == '\0';
-  uint64_t slots = static_cast<uint64_t>(common::env_int("PYHCCL_SLOTS", 8, 2, 1024));
+  uint64_t slots = static_cast<uint64_t>(common::env_int("PYHCCL_SLOTS", kDefaultSlots, 2, 1024));
   if (slot * slots * nranks > (32ull << 20)) slot = (32ull << 20) / (slots * nranks);
   if (slot < 4096) slot = 4096;
   p.slot_bytes = (slot + 4095) / 4096 * 4096;

@@ -12,6 +12,10 @@ namespace hccl {
 
 constexpr uint32_t kRankInfoVersion = 7;
 
+// FIFO slots where PYHCCL_SLOTS is unset: on one host, and the fewest across hosts
+// (fifo_slots, comm_init.cc); the slot size is budgeted for this many.
+constexpr uint32_t kDefaultSlots = 8;
+
 // Round 1: what each rank is, and its tuning environment (rank 0's is used).
 struct RankInfo {
   uint32_t version;
@@ -25,7 +29,7 @@ struct RankInfo {
   uint64_t net_latency_ns, net_bits_per_s;  // the link between hosts as declared; 0: measure it
   uint64_t net_message_ns;  // a rank's time per message between hosts as declared; 0: measure it
   uint64_t slot_bytes;  // shm FIFO slots
-  uint32_t slots;
+  uint32_t slots;       // PYHCCL_SLOTS; 0: unset, the set-up decides (fifo_slots)
   uint32_t sockets_per_peer;
   uint32_t socket_buffer;
   uint32_t board_bytes;  // shm boards (small collectives); 0: none
