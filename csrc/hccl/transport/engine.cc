@@ -274,7 +274,8 @@ void Engine::flush_data() {
 }
 
 void Engine::before_sleep() {
-  flush_held();
+  // Every held connection is active in a wait (add_later_conns): flush() sends what it holds.
+  held_since_ns_ = 0;
   for (Connection *c : active_) c->flush();
 }
 
