@@ -36,8 +36,8 @@ using hccl::WaitError;
 using hccl::tcp::TcpConnection;
 
 constexpr int kSocks = 2;
-constexpr int kHeld = 16;  // TcpConnection::kHeldMsgs
-constexpr size_t kHeldPayload = 4096, kHeldBytes = 8192;  // TcpConnection's
+constexpr int kHeld = TcpConnection::kHeldMsgs;
+constexpr size_t kHeldPayload = TcpConnection::kHeldPayload, kHeldBytes = TcpConnection::kHeldBytes;
 
 // Rank 0's connection to rank 1 and rank 1's to rank 0, over socket pairs.
 struct Pair {

@@ -44,6 +44,12 @@ class TcpConnection final : public Connection {
   // Polled until the peer said goodbye or went away (its EOF would stay readable).
   int notice_fd() const override { return left_ || closed_ || eof_ ? -1 : ctrl_fd_; }
 
+  // What a socket holds at most (hold(), below). Payloads up to 4 KiB: with 1
+  // KiB, queued 2 KiB Broadcasts sent one message each and ran at half the
+  // link's rate in some runs (docs/TRANSPORT.md).
+  static constexpr int kHeldMsgs = 16;
+  static constexpr size_t kHeldPayload = 4096, kHeldBytes = 8192;
+
  private:
   struct Sock {
     int fd = -1;
@@ -94,11 +100,8 @@ class TcpConnection final : public Connection {
   // sleeps, after Engine::kHoldNs, and when the stream has no next operation
   // of this communicator; data as soon as a wait is not done at once
   // (Engine::flush_data): holding pays where operations complete without
-  // waiting, as a Broadcast's root's or a Reduce's leaves' do.
-  // Payloads up to 4 KiB: with 1 KiB, queued 2 KiB Broadcasts sent one message
-  // each and ran at half the link's rate in some runs (docs/TRANSPORT.md).
-  static constexpr int kHeldMsgs = 16;
-  static constexpr size_t kHeldPayload = 4096, kHeldBytes = 8192;
+  // waiting, as a Broadcast's root's or a Reduce's leaves' do. The limits are
+  // public, above (tests/c/tcp_hold_check.cc tests them).
   // A send's header as it goes out, held or not (with kMsgCrc when summed).
   MsgHeader wire_header(const Transfer &t) const;
   // Whether the front send `t` may be held: it is lazy and small, and its
