@@ -36,6 +36,10 @@ sys.path.insert(0, str(ROOT / "tests" / "multihost"))
 import simhosts  # noqa: E402
 
 RATE_UNITS = {"kbit": 1e3, "mbit": 1e6, "gbit": 1e9, "tbit": 1e12, "bit": 1.0}
+# MPI between hosts over the (shaped) network too: its UCX or libfabric would otherwise
+# find the other "hosts" on this machine and use shared memory.
+MPI_OVER_LINKS = {"UCX_TLS": "tcp,self", "UCX_NET_DEVICES": "eth0", "FI_PROVIDER": "tcp",
+                  "OMPI_MCA_btl": "self,vader,tcp", "OMPI_MCA_pml": "ob1"}
 
 # A sender and a receiver of raw TCP, to measure what the link carries.
 SINK = """
@@ -139,10 +143,7 @@ def run_bench(cluster, layout, op, args, mpiexec, label, tmp):
             args.maxbytes, "-f", str(args.factor), "-n", str(args.iters), "-w", str(args.warmup),
             "-z", str(args.blocking), "-R", str(args.repeats), "--compare", "mpi", "--json", str(out)]
     env = {"PYTHONPATH": str(ROOT), "HCCL_EXEC_TIMEOUT": "300", "HCCL_CONNECT_TIMEOUT": "120",
-           # MPI between hosts over the (shaped) network too: its UCX or libfabric would
-           # otherwise find the other "hosts" on this machine and use shared memory.
-           "UCX_TLS": "tcp,self", "UCX_NET_DEVICES": "eth0", "FI_PROVIDER": "tcp",
-           "OMPI_MCA_btl": "self,vader,tcp", "OMPI_MCA_pml": "ob1"}
+           **MPI_OVER_LINKS}
     cmd, full_env = cluster.mpi_job(layout, argv, env=env, mpiexec=mpiexec, bind=args.bind_to)
     # From ROOT: `python -m` puts the working directory first on sys.path, so a run from
     # another checkout would time that checkout's pyhccl.
