@@ -147,6 +147,9 @@ def main():
             perf.wait(timeout=120)
         if proc.returncode != 0:
             sys.exit(f"link_timeline.py: the job failed\n{proc.stdout}\n{proc.stderr}")
+        if not data.exists():
+            sys.exit("link_timeline.py: perf recorded nothing (`perf record -a` needs root, "
+                     "or kernel.perf_event_paranoid -1)")
         script = subprocess.run(["perf", "script", "-i", str(data), "-F", "time,trace"],
                                 capture_output=True, text=True, check=True).stdout
         sent = data_packets(script, cluster.host(0).veth)
